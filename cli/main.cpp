@@ -1,0 +1,44 @@
+// msmon: the headless engine — ingest, query, simulate (anomalies, health, config, export to come).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "core/log/logging.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: msmon COMMAND [options]   (msmon COMMAND --help for each)\n"
+    "\n"
+    "commands:\n"
+    "  ingest DIR...      read msprobe monitor output into the store (--follow to keep tailing)\n"
+    "  query (DIR|--db)   print stored values: rank,kind,vpp_stage,name,step,micro_step,op,value\n"
+    "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
+    "\n"
+    "not built yet: anomalies, health, config, export (see the project's issues)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? msmon::kExitUsage : msmon::kExitOk;
+    }
+    const std::string cmd = argv[1];
+    msmon::init_logging("msmon", true);
+    try {
+        if (cmd == "ingest") return msmon::run_ingest_command(argc, argv);
+        if (cmd == "query") return msmon::run_query_command(argc, argv);
+        if (cmd == "simulate") return msmon::run_simulate_command(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "msmon %s: %s\n", cmd.c_str(), e.what());
+        return msmon::kExitFailure;
+    }
+    if (cmd == "anomalies" || cmd == "health" || cmd == "config" || cmd == "export") {
+        std::fprintf(stderr, "msmon %s: not built yet in this version\n", cmd.c_str());
+        return msmon::kExitFailure;
+    }
+    std::fprintf(stderr, "msmon: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+    return msmon::kExitUsage;
+}

@@ -1,0 +1,60 @@
+// Read commands accept the monitored folder itself: the answer then reflects what is on disk now.
+#include "cli/store_target.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "store/ingest_session.hpp"
+
+namespace msmon {
+
+std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& error, bool& usage) {
+    usage = false;
+    const auto db = args.value("--db");
+    if (db && !args.positional.empty()) {
+        usage = true;
+        error = "give either DIR or --db PATH, not both";
+        return nullptr;
+    }
+    if (!db && args.positional.size() != 1) {
+        usage = true;
+        error = "give the monitored folder (DIR) or --db PATH";
+        return nullptr;
+    }
+    std::string path;
+    if (db) {
+        path = *db;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
+            error = "no store at '" + path + "'";
+            return nullptr;
+        }
+    } else {
+        const std::string& dir = args.positional.front();
+        struct stat st {};
+        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+            error = "'" + dir + "' is not a folder";
+            return nullptr;
+        }
+        path = default_store_path({dir});
+        IngestOptions options;
+        options.roots = {dir};
+        IngestSession::OpenStatus status;
+        auto session = IngestSession::open(path, options, status, error);
+        if (session) {
+            if (!session->engine().run(error)) return nullptr;
+        } else if (status == IngestSession::OpenStatus::locked) {
+            spdlog::info("{}; reading the store as it is", error);
+        } else {
+            return nullptr;
+        }
+    }
+    try {
+        return open_sqlite_reader(path);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
+}
+
+}  // namespace msmon

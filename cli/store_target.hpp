@@ -1,0 +1,17 @@
+// "(DIR | --db PATH)": which store a read command uses, brought up to date with DIR first when possible.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/arg_parser.hpp"
+#include "store/reader.hpp"
+
+namespace msmon {
+
+// Opens the reader for the command's target. With DIR, files not yet read are ingested first unless another
+// msmon holds the store (it is then already following them). Returns nullptr with `error` on failure;
+// `usage` is set when the arguments were wrong.
+std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& error, bool& usage);
+
+}  // namespace msmon

@@ -1,0 +1,81 @@
+// Batches are committed strictly in order: a file's offset never runs ahead of its rows.
+#include "core/ingest/batch_committer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace msmon {
+
+BatchCommitter::BatchCommitter(IngestStore& store, IngestCounters& counters,
+                               std::function<void(const CommitInfo&)> on_commit,
+                               std::function<void(const std::string&)> on_notice, std::size_t capacity)
+    : store_(store),
+      counters_(counters),
+      on_commit_(std::move(on_commit)),
+      on_notice_(std::move(on_notice)),
+      capacity_(capacity),
+      thread_([this] { loop(); }) {}
+
+BatchCommitter::~BatchCommitter() { finish(true); }
+
+void BatchCommitter::push(RecordBatch batch) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return queue_.size() < capacity_ || abandon_; });
+    if (abandon_) return;
+    queue_.push_back(std::move(batch));
+    cv_.notify_all();
+}
+
+void BatchCommitter::finish(bool abandon) {
+    {
+        std::lock_guard lock(mu_);
+        closing_ = true;
+        abandon_ = abandon_ || abandon;
+        cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+}
+
+void BatchCommitter::loop() {
+    auto delay = std::chrono::milliseconds(50);
+    while (true) {
+        RecordBatch* batch = nullptr;
+        {
+            std::unique_lock lock(mu_);
+            cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
+            if (queue_.empty() || abandon_) return;
+            batch = &queue_.front();
+        }
+        try {
+            store_.commit(*batch);
+        } catch (const std::exception& e) {
+            counters_.commit_failures.fetch_add(1);
+            const std::string msg = std::string("store commit failed, will retry: ") + e.what();
+            spdlog::error("{}", msg);
+            if (on_notice_) on_notice_(msg);
+            std::unique_lock lock(mu_);
+            cv_.wait_for(lock, delay, [&] { return abandon_; });
+            if (abandon_) return;
+            delay = std::min(delay * 2, std::chrono::milliseconds(5000));
+            continue;
+        }
+        delay = std::chrono::milliseconds(50);
+        CommitInfo info;
+        info.rows = batch->rows.size();
+        info.values = batch->value_count();
+        info.committed_at = std::chrono::steady_clock::now();
+        info.batch = batch;
+        counters_.rows.fetch_add(info.rows);
+        counters_.values.fetch_add(info.values);
+        counters_.tensors.fetch_add(batch->new_tensors.size());
+        counters_.issues.fetch_add(batch->issues.size());
+        counters_.batches.fetch_add(1);
+        if (on_commit_) on_commit_(info);
+        std::lock_guard lock(mu_);
+        queue_.pop_front();
+        cv_.notify_all();
+    }
+}
+
+}  // namespace msmon

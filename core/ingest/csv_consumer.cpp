@@ -1,0 +1,135 @@
+// CSV records → SampleRows. Data files are line records (a stray quote spoils one line, not the file);
+// stack_info.csv has quoted multi-line fields and is read record by record.
+#include "core/ingest/csv_consumer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+#include "core/text/csv_record.hpp"
+#include "core/text/display_escape.hpp"
+
+namespace msmon {
+
+std::string_view v2_kind(std::string_view slug, std::string_view scope, std::string_view name) {
+    auto ends_with = [](std::string_view s, std::string_view suffix) {
+        return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+    };
+    if (slug == "module") return scope == "backward" ? "actv_grad" : "actv";
+    if (slug == "weight_grad") return scope == "reduced" ? "grad_reduced" : "grad_unreduced";
+    if (slug == "optimizer") return ends_with(name, ".exp_avg_sq") ? "exp_avg_sq" : "exp_avg";
+    if (slug == "param") return scope == "param_updated" ? "param_updated" : "param_origin";
+    if (slug == "cc") return "other";
+    return slug;
+}
+
+void CsvConsumer::issue(TrackedFile& file, std::int64_t line, std::string reason, std::string_view text,
+                        RecordBatch& batch, ConsumeResult& result) {
+    ParseIssue p;
+    p.file_id = file.progress.id;
+    p.path = file.progress.path;
+    p.line = line;
+    p.excerpt = escape_for_display(text, 160);
+    p.reason = std::move(reason);
+    spdlog::warn("{}:{}: {}: {}", p.path, p.line, p.reason, p.excerpt);
+    batch.issues.push_back(std::move(p));
+    ++result.issues;
+}
+
+void CsvConsumer::handle_header(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
+                                ConsumeResult& result) {
+    file.progress.header = std::string(record);
+    if (file.role == CsvRole::stack_info) return;
+    if (!split_csv_fields(record, fields_, scratch_)) {
+        file.header_rejected = true;
+        issue(file, line, "unusable header: bad quoting", record, batch, result);
+        return;
+    }
+    auto schema = parse_csv_header(fields_, error_);
+    if (!schema) {
+        file.header_rejected = true;
+        issue(file, line, "unusable header: " + error_, record, batch, result);
+        return;
+    }
+    file.layout_id = keys_.layout_id(schema->layout, batch);
+    file.schema = std::move(schema);
+}
+
+void CsvConsumer::handle_data(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
+                              ConsumeResult& result) {
+    if (file.header_rejected || !file.schema) {
+        issue(file, line, "row under an unusable header", record, batch, result);
+        return;
+    }
+    if (!split_csv_fields(record, fields_, scratch_)) {
+        issue(file, line, "bad quoting", record, batch, result);
+        return;
+    }
+    if (!parse_csv_row(*file.schema, fields_, row_, error_)) {
+        issue(file, line, error_, record, batch, result);
+        return;
+    }
+    const std::string_view kind =
+        file.v2 ? v2_kind(file.progress.kind, row_.scope, row_.name) : std::string_view(file.progress.kind);
+    SampleRow& out = batch.rows.emplace_back();
+    out.tensor_id = keys_.tensor_id(file.progress.run_id, kind, row_.vpp_stage, row_.name, row_.micro_step,
+                                    file.layout_id, batch);
+    out.step = row_.step;
+    out.layout_id = file.layout_id;
+    out.shape_id = row_.shape.data() ? keys_.text_id(row_.shape, batch) : 0;
+    out.dtype_id = row_.dtype.data() ? keys_.text_id(row_.dtype, batch) : 0;
+    out.value_count = row_.value_count;
+    std::memcpy(out.values, row_.values, sizeof(double) * static_cast<std::size_t>(row_.value_count));
+    ++result.rows;
+}
+
+void CsvConsumer::handle_stack(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
+                               ConsumeResult& result) {
+    if (!split_csv_fields(record, fields_, scratch_) || fields_.size() != 2) {
+        issue(file, line, "stack_info record is not <module>,<stack>", record, batch, result);
+        return;
+    }
+    batch.stacks.push_back({file.progress.run_id, std::string(fields_[0]), std::string(fields_[1])});
+    ++result.rows;
+}
+
+ConsumeResult CsvConsumer::consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch) {
+    ConsumeResult result;
+    const bool multiline = file.role == CsvRole::stack_info;
+    const std::size_t last_nl = bytes.rfind('\n');
+    const std::size_t usable =
+        multiline ? complete_records_length(bytes) : (last_nl == std::string_view::npos ? 0 : last_nl + 1);
+    std::size_t pos = 0;
+    std::int64_t line = file.progress.line;  // lines consumed before this record
+    while (pos < usable) {
+        std::size_t end;
+        std::size_t physical = 1;
+        if (multiline) {
+            end = csv_record_end(bytes.substr(0, usable), pos);
+            physical = 0;
+            for (std::size_t k = pos; k < end; ++k) physical += bytes[k] == '\n';
+        } else {
+            const char* nl = static_cast<const char*>(std::memchr(bytes.data() + pos, '\n', usable - pos));
+            end = static_cast<std::size_t>(nl - bytes.data()) + 1;
+        }
+        std::string_view record = bytes.substr(pos, end - pos);
+        while (!record.empty() && (record.back() == '\n' || record.back() == '\r')) record.remove_suffix(1);
+        const std::int64_t first_line = line + 1;
+        if (line == 0 && file.progress.offset + static_cast<std::int64_t>(pos) == 0) {
+            handle_header(file, record, first_line, batch, result);
+        } else if (record.empty()) {
+            // Blank lines carry nothing; pandas never writes them, but a hand edit might.
+        } else if (multiline) {
+            handle_stack(file, record, first_line, batch, result);
+        } else {
+            handle_data(file, record, first_line, batch, result);
+        }
+        line += static_cast<std::int64_t>(physical);
+        pos = end;
+    }
+    result.consumed = pos;
+    result.lines = line - file.progress.line;
+    return result;
+}
+
+}  // namespace msmon

@@ -1,0 +1,47 @@
+// Turns complete CSV records of one file into rows, stack entries and parse issues in a batch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ingest/key_registry.hpp"
+#include "core/ingest/tracked_file.hpp"
+
+namespace msmon {
+
+struct ConsumeResult {
+    std::size_t consumed = 0;  // bytes of whole records used; the rest waits for its newline
+    std::int64_t lines = 0;    // physical lines consumed
+    std::size_t rows = 0;
+    std::size_t issues = 0;
+};
+
+class CsvConsumer {
+public:
+    explicit CsvConsumer(KeyRegistry& keys) : keys_(keys) {}
+    // `bytes` starts at file.progress.offset. Only whole records are used.
+    ConsumeResult consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch);
+
+private:
+    void handle_header(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
+                       ConsumeResult& result);
+    void handle_data(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
+                     ConsumeResult& result);
+    void handle_stack(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
+                      ConsumeResult& result);
+    void issue(TrackedFile& file, std::int64_t line, std::string reason, std::string_view text, RecordBatch& batch,
+               ConsumeResult& result);
+
+    KeyRegistry& keys_;
+    std::vector<std::string_view> fields_;
+    std::string scratch_;
+    std::string error_;
+    CsvRow row_;
+};
+
+// The msmon kind of a monitor_v2 row: v1's prefix where one matches (module+forward → actv, ...).
+std::string_view v2_kind(std::string_view slug, std::string_view scope, std::string_view name);
+
+}  // namespace msmon

@@ -1,0 +1,70 @@
+// The ingest pipeline: discover → watch → tail → parse on one thread, commit batches on another.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ingest/ingest_store.hpp"
+
+namespace msmon {
+
+struct IngestOptions {
+    std::vector<std::string> roots;
+    bool follow = false;                // keep tailing until stop() instead of returning when caught up
+    int poll_ms = 0;                    // > 0: poll instead of inotify
+    std::size_t batch_rows = 50000;     // rows per transaction at most
+    std::size_t read_chunk = 4u << 20;  // bytes read from a file at once; a longer line is skipped
+};
+
+// Running totals, readable from any thread.
+struct IngestCounters {
+    std::atomic<std::uint64_t> files{0};     // files tracked
+    std::atomic<std::uint64_t> rows{0};      // rows committed
+    std::atomic<std::uint64_t> values{0};    // values committed (one op of one row)
+    std::atomic<std::uint64_t> tensors{0};   // new tensor streams committed
+    std::atomic<std::uint64_t> issues{0};    // malformed lines committed
+    std::atomic<std::uint64_t> batches{0};   // transactions committed
+    std::atomic<std::uint64_t> commit_failures{0};
+    std::atomic<std::uint64_t> restarts{0};  // files truncated or replaced
+};
+
+struct CommitInfo {
+    std::size_t rows = 0;
+    std::size_t values = 0;
+    std::chrono::steady_clock::time_point committed_at;
+    const RecordBatch* batch = nullptr;  // valid only during the callback
+};
+
+class IngestEngine {
+public:
+    IngestEngine(IngestStore& store, IngestOptions options);
+    ~IngestEngine();
+    IngestEngine(const IngestEngine&) = delete;
+    IngestEngine& operator=(const IngestEngine&) = delete;
+
+    // Called on the writer thread after every commit.
+    std::function<void(const CommitInfo&)> on_commit;
+    // Things the user should see (fallback to polling, commit failures, ...). Called from either thread.
+    std::function<void(const std::string&)> on_notice;
+
+    // Runs until caught up (or, with follow, until stop()). Returns false if it could not start at all.
+    bool run(std::string& error);
+    // Async-signal-safe: asks run() to finish what it committed and return.
+    void stop();
+
+    const IngestCounters& counters() const { return counters_; }
+    const char* watch_mode() const;
+    std::size_t run_count() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    IngestCounters counters_;
+};
+
+}  // namespace msmon

@@ -1,0 +1,33 @@
+// The store as the ingest engine sees it: restore where reading stopped, and commit one batch atomically.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ingest/record_batch.hpp"
+
+namespace msmon {
+
+// Everything small enough to load whole at start-up. Tensors are loaded per run, on first use.
+struct IngestSnapshot {
+    std::vector<RunInfo> runs;
+    std::vector<LayoutInfo> layouts;
+    std::vector<TextInfo> texts;
+    std::vector<FileProgress> files;
+    std::int64_t max_tensor_id = 0;
+    std::int64_t max_file_id = 0;
+};
+
+// Implemented by store/ (SQLite); core/ never speaks SQL.
+class IngestStore {
+public:
+    virtual ~IngestStore() = default;
+    // Called on the engine's reading thread.
+    virtual IngestSnapshot load_snapshot() = 0;
+    virtual std::vector<TensorInfo> load_tensors(std::int64_t run_id) = 0;
+    // Called on the engine's writing thread: rows, new keys, issues and file offsets in one transaction.
+    // Throws on failure; nothing of the batch is then stored.
+    virtual void commit(const RecordBatch& batch) = 0;
+};
+
+}  // namespace msmon

@@ -1,0 +1,52 @@
+// Interns runs, tensors, layouts and texts to integer ids; new ones are added to the batch being built.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ingest/ingest_store.hpp"
+
+namespace msmon {
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+class KeyRegistry {
+public:
+    KeyRegistry(IngestStore& store, const IngestSnapshot& snapshot);
+
+    // The run stored for this folder, or a new one added to `batch`.
+    std::int64_t run_id(const RunInfo& proto, RecordBatch& batch);
+    std::int64_t tensor_id(std::int64_t run_id, std::string_view kind, std::string_view vpp_stage,
+                           std::string_view name, std::optional<std::int64_t> micro_step, std::int64_t layout_id,
+                           RecordBatch& batch);
+    std::int64_t layout_id(std::string_view ops, RecordBatch& batch);
+    std::int64_t text_id(std::string_view text, RecordBatch& batch);
+
+    std::size_t run_count() const { return runs_.size(); }
+
+private:
+    void load_run_tensors(std::int64_t run_id);
+    static void append_key(std::string& key, std::int64_t run_id, std::string_view kind, std::string_view vpp,
+                           std::string_view name, std::optional<std::int64_t> micro);
+
+    IngestStore& store_;
+    StringMap<std::int64_t> runs_;
+    StringMap<std::int64_t> tensors_;
+    StringMap<std::int64_t> layouts_;
+    StringMap<std::int64_t> texts_;
+    std::unordered_set<std::int64_t> loaded_runs_;
+    std::int64_t next_run_ = 1, next_tensor_ = 1, next_layout_ = 1, next_text_ = 1;
+    std::string key_;  // reused lookup buffer
+};
+
+}  // namespace msmon

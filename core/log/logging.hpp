@@ -1,0 +1,19 @@
+// Where msmon keeps its log and cache, and the spdlog setup for both programs.
+#pragma once
+
+#include <string>
+
+namespace msmon {
+
+// $XDG_STATE_HOME/msmon (else ~/.local/state/msmon), created if missing.
+std::string state_dir();
+// $XDG_CACHE_HOME/msmon (else ~/.cache/msmon), created if missing.
+std::string cache_dir();
+
+// Logs to <state_dir>/<program>.log (rotating). When `stderr_errors`, errors are also printed to stderr.
+void init_logging(const std::string& program, bool stderr_errors);
+
+// Creates a folder and its parents; false on failure.
+bool make_dirs(const std::string& path);
+
+}  // namespace msmon

@@ -1,0 +1,54 @@
+// msprobe statistics CSVs (v1 and monitor_v2): the header decides the columns; rows become typed values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace msmon {
+
+// At most this many numeric op columns per file (msprobe has 7 ops + 2 L2 features at most per file); the store has one column per op slot.
+inline constexpr int kMaxNumericOps = 8;
+
+enum class OpType : std::uint8_t { numeric, shape, dtype };
+
+// Column roles from a header line. Ops are every column that is not an identifying column.
+struct CsvSchema {
+    int vpp_col = -1;
+    int name_col = -1;  // "name" (v1) or "module_name" (v2)
+    int step_col = -1;
+    int micro_col = -1;  // optional
+    int scope_col = -1;  // v2 only
+    std::size_t field_count = 0;
+    std::vector<int> op_cols;        // header order
+    std::vector<OpType> op_types;    // parallel to op_cols
+    std::vector<std::string> op_names;
+    std::string layout;  // op names joined by ',' in header order: identifies the value layout in the store
+    int numeric_ops = 0;
+};
+
+// Builds the schema from the header's fields, or explains why the header is unusable.
+std::optional<CsvSchema> parse_csv_header(const std::vector<std::string_view>& header, std::string& error);
+
+// One data row, as views into the record (valid until the next record).
+struct CsvRow {
+    std::string_view vpp_stage;
+    std::string_view name;
+    std::string_view scope;
+    std::optional<std::int64_t> micro_step;
+    std::int64_t step = 0;
+    std::string_view shape;
+    std::string_view dtype;
+    int value_count = 0;
+    double values[kMaxNumericOps] = {};  // numeric ops in header order
+};
+
+// Fills `row` from the fields of one record. A row that does not fit the header (field count, a step or
+// micro_step that is not an integer, an op cell that is not a number) is rejected with the reason: the caller
+// counts and logs it; nothing is guessed.
+bool parse_csv_row(const CsvSchema& schema, const std::vector<std::string_view>& fields, CsvRow& row,
+                   std::string& error);
+
+}  // namespace msmon

@@ -1,0 +1,40 @@
+// Writes a realistic msprobe monitor run (per-rank folders of statistics CSVs) in the real format, optionally
+// paced so that it runs live.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/sim/fault_plan.hpp"
+
+namespace msmon {
+
+struct SimOptions {
+    std::string outdir;  // the job folder; the monitor root is <outdir>/monitor_output
+    int ranks = 8;
+    std::int64_t steps = 100;
+    std::int64_t first_step = 0;
+    int step_ms = 0;  // pause between steps (0: as fast as possible)
+    int params = 16;
+    int step_count_per_record = 1;
+    int ndigits = 6;
+    bool activations = false;  // also write actv/actv_grad with micro_step (grad_acc_steps 2)
+    std::uint64_t seed = 1;
+    std::vector<Fault> faults;
+};
+
+struct SimResult {
+    std::int64_t files = 0;
+    std::int64_t rows = 0;
+    std::int64_t bytes = 0;
+    std::int64_t steps = 0;
+    std::vector<std::string> rank_dirs;
+};
+
+// Runs the simulation; returns early (with what was written) when `stop` becomes true.
+bool run_msprobe_simulation(const SimOptions& options, const std::atomic<bool>& stop, SimResult& result,
+                            std::string& error);
+
+}  // namespace msmon

@@ -1,0 +1,144 @@
+// File tailing with POSIX reads: open per read (close-to-open consistency on network filesystems).
+#include "core/tail/file_tailer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace msmon {
+
+namespace {
+
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+};
+
+bool pread_full(int fd, char* buf, std::size_t len, std::int64_t offset, std::size_t& got) {
+    got = 0;
+    while (got < len) {
+        ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(offset + static_cast<std::int64_t>(got)));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+void reset(FileProgress& p, const struct stat& st) {
+    p.dev = static_cast<std::uint64_t>(st.st_dev);
+    p.ino = static_cast<std::uint64_t>(st.st_ino);
+    p.fp_len = 0;
+    p.fp_hash = 0;
+    p.offset = 0;
+    p.line = 0;
+    p.header.clear();
+}
+
+}  // namespace
+
+std::uint64_t fingerprint_hash(const char* data, std::size_t len) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (std::size_t i = 0; i < len; ++i) {
+        h ^= static_cast<unsigned char>(data[i]);
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_bytes) {
+    TailRead out;
+    bytes.clear();
+    Fd f(::open(progress.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (f.fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            out.status = TailStatus::missing;
+        } else {
+            out.status = TailStatus::error;
+            out.error = std::strerror(errno);
+        }
+        return out;
+    }
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        out.status = TailStatus::error;
+        out.error = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
+        return out;
+    }
+    const bool known = progress.ino != 0 || progress.dev != 0;
+    if (!known) {
+        reset(progress, st);
+    } else if (progress.dev != static_cast<std::uint64_t>(st.st_dev) ||
+               progress.ino != static_cast<std::uint64_t>(st.st_ino)) {
+        out.restarted = true;
+        out.restart_reason = "replaced by another file (new inode)";
+        reset(progress, st);
+    } else if (st.st_size < progress.offset) {
+        out.restarted = true;
+        out.restart_reason = "truncated (size " + std::to_string(st.st_size) + " < offset " +
+                             std::to_string(progress.offset) + ")";
+        reset(progress, st);
+    } else if (progress.fp_len > 0 || progress.offset > 0) {
+        // Check the first bytes we consumed before; widen the fingerprint while the file is young.
+        char head[kFingerprintBytes];
+        const std::size_t cover = static_cast<std::size_t>(
+            progress.offset < static_cast<std::int64_t>(kFingerprintBytes) ? progress.offset : kFingerprintBytes);
+        std::size_t got = 0;
+        if (!pread_full(f.fd, head, cover, 0, got)) {
+            out.status = TailStatus::error;
+            out.error = std::strerror(errno);
+            return out;
+        }
+        if (got < progress.fp_len || fingerprint_hash(head, progress.fp_len) != progress.fp_hash) {
+            out.restarted = true;
+            out.restart_reason = "rewritten in place (first bytes changed)";
+            reset(progress, st);
+        } else if (got > progress.fp_len) {
+            progress.fp_len = static_cast<std::uint32_t>(got);
+            progress.fp_hash = fingerprint_hash(head, got);
+        }
+    }
+    if (st.st_size <= progress.offset) {
+        out.status = TailStatus::unchanged;
+        return out;
+    }
+    const auto available = static_cast<std::size_t>(st.st_size - progress.offset);
+    const std::size_t want = available < max_bytes ? available : max_bytes;
+    bytes.resize(want);
+    std::size_t got = 0;
+    if (!pread_full(f.fd, bytes.data(), want, progress.offset, got)) {
+        out.status = TailStatus::error;
+        out.error = std::strerror(errno);
+        bytes.clear();
+        return out;
+    }
+    bytes.resize(got);
+    out.status = got > 0 ? TailStatus::data : TailStatus::unchanged;
+    out.more = got == max_bytes && available > max_bytes;
+    return out;
+}
+
+void advance_progress(FileProgress& progress, const std::string& bytes, std::size_t consumed, std::int64_t lines) {
+    const std::int64_t start = progress.offset;
+    progress.offset += static_cast<std::int64_t>(consumed);
+    progress.line += lines;
+    if (start == 0 && consumed > 0) {
+        // Reading began at the start: fingerprint what was consumed now; tail_file widens it later.
+        const std::size_t n = consumed < kFingerprintBytes ? consumed : kFingerprintBytes;
+        progress.fp_len = static_cast<std::uint32_t>(n);
+        progress.fp_hash = fingerprint_hash(bytes.data(), n);
+    }
+}
+
+}  // namespace msmon

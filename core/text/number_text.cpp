@@ -1,0 +1,98 @@
+// Exact number text: std::from_chars / std::to_chars, which are exact and locale-independent.
+#include "core/text/number_text.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace msmon {
+
+namespace {
+
+bool equals_ignore_case(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char c = a[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != b[i]) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::optional<double> parse_double(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    bool negative = false;
+    std::string_view body = text;
+    if (body.front() == '+' || body.front() == '-') {
+        negative = body.front() == '-';
+        body.remove_prefix(1);
+        if (body.empty()) return std::nullopt;
+    }
+    // from_chars accepts "nan"/"inf" too, but spell them out so the accepted set is explicit.
+    if (equals_ignore_case(body, "nan")) return std::numeric_limits<double>::quiet_NaN();
+    if (equals_ignore_case(body, "inf") || equals_ignore_case(body, "infinity"))
+        return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    if (!((body.front() >= '0' && body.front() <= '9') || body.front() == '.')) return std::nullopt;
+    double value = 0;
+    auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+    if (ec != std::errc() || end != body.data() + body.size()) return std::nullopt;
+    return negative ? -value : value;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    if (text.front() == '+') text.remove_prefix(1);
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+void append_double(std::string& out, double value) {
+    if (std::isnan(value)) {
+        out += "nan";
+        return;
+    }
+    if (std::isinf(value)) {
+        out += value < 0 ? "-inf" : "inf";
+        return;
+    }
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    out.append(buf, end);
+}
+
+std::string format_double(double value) {
+    std::string out;
+    append_double(out, value);
+    return out;
+}
+
+std::string python_float_repr(double value) {
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+    if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+    // Shortest round-trip digits in scientific form tell us the decimal exponent.
+    char sci[64];
+    auto [end, ec] = std::to_chars(sci, sci + sizeof sci, value, std::chars_format::scientific);
+    std::string_view s(sci, static_cast<std::size_t>(end - sci));
+    const auto epos = s.find('e');
+    const int exponent = std::stoi(std::string(s.substr(epos + 1)));
+    if (exponent < -4 || exponent >= 16) {
+        // Python: mantissa as shortest digits, exponent with sign and at least two digits.
+        std::string mantissa(s.substr(0, epos));
+        char ebuf[16];
+        std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+        return mantissa + ebuf;
+    }
+    char fixed[400];
+    auto [fend, fec] = std::to_chars(fixed, fixed + sizeof fixed, value, std::chars_format::fixed);
+    std::string out(fixed, fend);
+    if (out.find('.') == std::string::npos) out += ".0";
+    return out;
+}
+
+}  // namespace msmon

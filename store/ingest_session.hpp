@@ -1,0 +1,29 @@
+// An ingest run bound to one store: the writer lock, the SQLite store and the engine, in that order.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/ingest/ingest_engine.hpp"
+#include "store/sqlite_ingest_store.hpp"
+#include "store/store_location.hpp"
+
+namespace msmon {
+
+class IngestSession {
+public:
+    enum class OpenStatus { ok, locked, failed };
+    // Takes the store's writer lock and opens (creating if needed) the store.
+    static std::unique_ptr<IngestSession> open(const std::string& store_path, IngestOptions options,
+                                               OpenStatus& status, std::string& error);
+
+    IngestEngine& engine() { return *engine_; }
+
+private:
+    IngestSession() = default;
+    std::unique_ptr<StoreWriterLock> lock_;
+    std::unique_ptr<SqliteIngestStore> store_;
+    std::unique_ptr<IngestEngine> engine_;
+};
+
+}  // namespace msmon

@@ -1,0 +1,68 @@
+// What views and the CLI may ask of a store. Backends (SQLite now; a column store later) implement it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/steps_list.hpp"
+
+namespace msmon {
+
+struct PointFilter {
+    std::optional<int> rank;
+    std::optional<std::string> kind;
+    std::optional<std::string> name_regex;  // ECMAScript, searched anywhere in the name
+    std::optional<std::string> op;
+    std::optional<StepList> steps;
+};
+
+// One value of one op of one row. Text ops (shape, dtype) carry `text` instead of `value`.
+struct Point {
+    int rank = 0;
+    std::int64_t run_id = 0;
+    std::string_view kind;
+    std::string_view vpp_stage;
+    std::string_view name;
+    std::optional<std::int64_t> micro_step;
+    std::int64_t step = 0;
+    std::string_view op;
+    bool is_text = false;
+    double value = 0;
+    std::string_view text;
+};
+
+struct StoreSummary {
+    std::int64_t runs = 0;
+    std::int64_t ranks = 0;
+    std::int64_t tensors = 0;
+    std::int64_t series = 0;  // (tensor, op) pairs
+    std::int64_t files = 0;
+    std::int64_t issues = 0;
+};
+
+struct IssueRecord {
+    std::string path;
+    std::int64_t line = 0;
+    std::string reason;
+    std::string excerpt;
+};
+
+class Reader {
+public:
+    virtual ~Reader() = default;
+    // Streams matching points: by rank, run, kind, then tensors in the order the files first listed them
+    // (the model's order), each tensor's steps ascending, ops in the file's column order.
+    virtual void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) = 0;
+    virtual StoreSummary summary() = 0;
+    virtual std::vector<IssueRecord> issues(std::size_t limit) = 0;
+};
+
+// Opens an existing store read-only. Throws SqliteError if it cannot.
+std::unique_ptr<Reader> open_sqlite_reader(const std::string& path);
+
+}  // namespace msmon

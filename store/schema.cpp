@@ -1,0 +1,103 @@
+// Schema v1. Layout choice: one row per (tensor, step) holding all of the row's ops, keyed
+// (tensor_id, step) WITHOUT ROWID, so a series read is one range scan and ingest writes one b-tree entry per
+// CSV row instead of one per value. NULL in an op slot inside the layout means NaN (SQLite stores NaN as NULL).
+#include "store/schema.hpp"
+
+#include <string>
+
+namespace msmon {
+
+namespace {
+
+const char* const kMigrations[] = {
+    // 0 → 1
+    R"sql(
+CREATE TABLE run(
+  id INTEGER PRIMARY KEY,
+  rank INTEGER NOT NULL,
+  path TEXT NOT NULL UNIQUE,
+  time_label TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  format TEXT NOT NULL
+);
+CREATE TABLE tensor(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  vpp_stage TEXT NOT NULL,
+  name TEXT NOT NULL,
+  micro_step INTEGER,
+  layout_id INTEGER NOT NULL
+);
+CREATE INDEX tensor_by_run ON tensor(run_id);
+CREATE INDEX tensor_by_kind_name ON tensor(kind, name);
+CREATE TABLE layout(id INTEGER PRIMARY KEY, ops TEXT NOT NULL UNIQUE);
+CREATE TABLE text_value(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE sample(
+  tensor_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  layout_id INTEGER NOT NULL,
+  shape_id INTEGER,
+  dtype_id INTEGER,
+  v0 REAL, v1 REAL, v2 REAL, v3 REAL, v4 REAL, v5 REAL, v6 REAL, v7 REAL,
+  PRIMARY KEY(tensor_id, step)
+) WITHOUT ROWID;
+CREATE TABLE file(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL,
+  path TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  fp_len INTEGER NOT NULL,
+  fp_hash INTEGER NOT NULL,
+  offset INTEGER NOT NULL,
+  line INTEGER NOT NULL,
+  header TEXT NOT NULL
+);
+CREATE TABLE parse_issue(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL,
+  line INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  excerpt TEXT NOT NULL
+);
+CREATE TABLE stack_info(
+  run_id INTEGER NOT NULL,
+  module TEXT NOT NULL,
+  stack TEXT NOT NULL,
+  PRIMARY KEY(run_id, module)
+) WITHOUT ROWID;
+)sql",
+};
+
+}  // namespace
+
+void configure_connection(Connection& conn, bool writer) {
+    conn.exec("PRAGMA cache_size=-32768");  // 32 MiB
+    conn.exec("PRAGMA temp_store=MEMORY");
+    if (writer) {
+        conn.exec("PRAGMA journal_mode=WAL");
+        conn.exec("PRAGMA synchronous=NORMAL");
+        conn.exec("PRAGMA wal_autocheckpoint=4000");
+    }
+}
+
+void migrate(Connection& conn) {
+    Statement version(conn, "PRAGMA user_version");
+    version.step();
+    const int current = static_cast<int>(version.int64(0));
+    version.reset();
+    if (current > kSchemaVersion)
+        throw SqliteError("store '" + conn.path() + "' has schema version " + std::to_string(current) +
+                              ", newer than this msmon understands (" + std::to_string(kSchemaVersion) + ")",
+                          SQLITE_ERROR);
+    for (int v = current; v < kSchemaVersion; ++v) {
+        Transaction txn(conn);
+        conn.exec(kMigrations[v]);
+        conn.exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
+        txn.commit();
+    }
+}
+
+}  // namespace msmon

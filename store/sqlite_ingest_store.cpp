@@ -1,0 +1,152 @@
+// Batch commit: every row, key, issue and file offset of a batch lands in one transaction, or none does.
+#include "store/sqlite_ingest_store.hpp"
+
+#include <cmath>
+
+#include "store/schema.hpp"
+
+namespace msmon {
+
+struct SqliteIngestStore::WriteStatements {
+    explicit WriteStatements(Connection& c)
+        : run(c, "INSERT INTO run(id, rank, path, time_label, uid, format) VALUES(?,?,?,?,?,?)"),
+          tensor(c, "INSERT INTO tensor(id, run_id, kind, vpp_stage, name, micro_step, layout_id) VALUES(?,?,?,?,?,?,?)"),
+          layout(c, "INSERT INTO layout(id, ops) VALUES(?,?)"),
+          text(c, "INSERT INTO text_value(id, text) VALUES(?,?)"),
+          sample(c,
+                 "INSERT OR REPLACE INTO sample(tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, "
+                 "v5, v6, v7) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+          file(c,
+               "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header) "
+               "VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
+          issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
+          stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
+    Statement run, tensor, layout, text, sample, file, issue, stack;
+};
+
+SqliteIngestStore::SqliteIngestStore(const std::string& path)
+    : write_conn_(path, Connection::Mode::read_write_create),
+      read_conn_(path, Connection::Mode::read_write_create) {
+    configure_connection(write_conn_, true);
+    migrate(write_conn_);
+    configure_connection(read_conn_, false);
+    stmts_ = std::make_unique<WriteStatements>(write_conn_);
+}
+
+SqliteIngestStore::~SqliteIngestStore() = default;
+
+IngestSnapshot SqliteIngestStore::load_snapshot() {
+    IngestSnapshot snap;
+    Statement runs(read_conn_, "SELECT id, rank, path, time_label, uid, format FROM run");
+    while (runs.step())
+        snap.runs.push_back({runs.int64(0), static_cast<int>(runs.int64(1)), runs.text(2), runs.text(3), runs.text(4),
+                             runs.text(5)});
+    Statement layouts(read_conn_, "SELECT id, ops FROM layout");
+    while (layouts.step()) snap.layouts.push_back({layouts.int64(0), layouts.text(1)});
+    Statement texts(read_conn_, "SELECT id, text FROM text_value");
+    while (texts.step()) snap.texts.push_back({texts.int64(0), texts.text(1)});
+    Statement files(read_conn_,
+                    "SELECT id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header FROM file");
+    while (files.step()) {
+        FileProgress p;
+        p.id = files.int64(0);
+        p.run_id = files.int64(1);
+        p.path = files.text(2);
+        p.kind = files.text(3);
+        p.dev = static_cast<std::uint64_t>(files.int64(4));
+        p.ino = static_cast<std::uint64_t>(files.int64(5));
+        p.fp_len = static_cast<std::uint32_t>(files.int64(6));
+        p.fp_hash = static_cast<std::uint64_t>(files.int64(7));
+        p.offset = files.int64(8);
+        p.line = files.int64(9);
+        p.header = files.text(10);
+        snap.max_file_id = std::max(snap.max_file_id, p.id);
+        snap.files.push_back(std::move(p));
+    }
+    Statement max_tensor(read_conn_, "SELECT coalesce(max(id), 0) FROM tensor");
+    max_tensor.step();
+    snap.max_tensor_id = max_tensor.int64(0);
+    return snap;
+}
+
+std::vector<TensorInfo> SqliteIngestStore::load_tensors(std::int64_t run_id) {
+    std::vector<TensorInfo> out;
+    Statement q(read_conn_, "SELECT id, kind, vpp_stage, name, micro_step, layout_id FROM tensor WHERE run_id = ?");
+    q.bind(1, run_id);
+    while (q.step()) out.push_back({q.int64(0), run_id, q.text(1), q.text(2), q.text(3), q.opt_int64(4), q.int64(5)});
+    return out;
+}
+
+void SqliteIngestStore::commit(const RecordBatch& batch) {
+    WriteStatements& s = *stmts_;
+    Transaction txn(write_conn_);
+    for (const auto& r : batch.new_runs) {
+        s.run.bind(1, r.id);
+        s.run.bind(2, r.rank);
+        s.run.bind(3, r.path);
+        s.run.bind(4, r.time_label);
+        s.run.bind(5, r.uid);
+        s.run.bind(6, r.format);
+        s.run.run();
+    }
+    for (const auto& l : batch.new_layouts) {
+        s.layout.bind(1, l.id);
+        s.layout.bind(2, l.ops);
+        s.layout.run();
+    }
+    for (const auto& t : batch.new_texts) {
+        s.text.bind(1, t.id);
+        s.text.bind(2, t.text);
+        s.text.run();
+    }
+    for (const auto& t : batch.new_tensors) {
+        s.tensor.bind(1, t.id);
+        s.tensor.bind(2, t.run_id);
+        s.tensor.bind(3, t.kind);
+        s.tensor.bind(4, t.vpp_stage);
+        s.tensor.bind(5, t.name);
+        s.tensor.bind(6, t.micro_step);
+        s.tensor.bind(7, t.layout_id);
+        s.tensor.run();
+    }
+    for (const auto& row : batch.rows) {
+        s.sample.bind(1, row.tensor_id);
+        s.sample.bind(2, row.step);
+        s.sample.bind(3, row.layout_id);
+        if (row.shape_id) s.sample.bind(4, row.shape_id);
+        if (row.dtype_id) s.sample.bind(5, row.dtype_id);
+        for (int k = 0; k < row.value_count; ++k)
+            if (!std::isnan(row.values[k])) s.sample.bind(6 + k, row.values[k]);
+        s.sample.run();
+    }
+    for (const auto& st : batch.stacks) {
+        s.stack.bind(1, st.run_id);
+        s.stack.bind(2, st.module);
+        s.stack.bind(3, st.stack);
+        s.stack.run();
+    }
+    for (const auto& p : batch.issues) {
+        s.issue.bind(1, p.file_id);
+        s.issue.bind(2, p.line);
+        s.issue.bind(3, p.reason);
+        s.issue.bind(4, p.excerpt);
+        s.issue.run();
+    }
+    for (const auto& f : batch.files) {
+        s.file.bind(1, f.id);
+        s.file.bind(2, f.run_id);
+        s.file.bind(3, f.path);
+        s.file.bind(4, f.kind);
+        s.file.bind(5, static_cast<std::int64_t>(f.dev));
+        s.file.bind(6, static_cast<std::int64_t>(f.ino));
+        s.file.bind(7, static_cast<std::int64_t>(f.fp_len));
+        s.file.bind(8, static_cast<std::int64_t>(f.fp_hash));
+        s.file.bind(9, f.offset);
+        s.file.bind(10, f.line);
+        s.file.bind(11, f.header);
+        s.file.run();
+    }
+    txn.commit();
+}
+
+}  // namespace msmon

@@ -1,0 +1,29 @@
+// The SQLite side of ingest: loads where reading stopped; commits a batch (rows + offsets) in one transaction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/ingest/ingest_store.hpp"
+#include "store/sqlite_handle.hpp"
+
+namespace msmon {
+
+class SqliteIngestStore final : public IngestStore {
+public:
+    // Opens (creating and migrating if needed) the store at `path`.
+    explicit SqliteIngestStore(const std::string& path);
+    ~SqliteIngestStore() override;
+
+    IngestSnapshot load_snapshot() override;
+    std::vector<TensorInfo> load_tensors(std::int64_t run_id) override;
+    void commit(const RecordBatch& batch) override;
+
+private:
+    struct WriteStatements;
+    Connection write_conn_;
+    Connection read_conn_;  // used by the reading thread only
+    std::unique_ptr<WriteStatements> stmts_;
+};
+
+}  // namespace msmon

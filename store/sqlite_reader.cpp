@@ -1,0 +1,157 @@
+// Reader over SQLite: tensors are selected first (small), then each tensor's rows by one range scan.
+#include <cmath>
+#include <limits>
+#include <regex>
+#include <unordered_map>
+
+#include "store/reader.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite_handle.hpp"
+
+namespace msmon {
+
+namespace {
+
+struct Layout {
+    std::vector<std::string> ops;
+    std::vector<int> slot;  // value column for numeric ops; -1 shape, -2 dtype
+};
+
+Layout parse_layout(const std::string& ops) {
+    Layout l;
+    int numeric = 0;
+    std::size_t start = 0;
+    while (start <= ops.size()) {
+        auto comma = ops.find(',', start);
+        std::string op = ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        l.slot.push_back(op == "shape" ? -1 : op == "dtype" ? -2 : numeric++);
+        l.ops.push_back(std::move(op));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return l;
+}
+
+class SqliteReader final : public Reader {
+public:
+    explicit SqliteReader(const std::string& path) : conn_(path, Connection::Mode::read_only) {
+        configure_connection(conn_, false);
+        Statement v(conn_, "PRAGMA user_version");
+        v.step();
+        if (v.int64(0) != kSchemaVersion)
+            throw SqliteError("store '" + path + "' has schema version " + std::to_string(v.int64(0)) +
+                                  "; this msmon reads version " + std::to_string(kSchemaVersion),
+                              SQLITE_ERROR);
+    }
+
+    void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) override {
+        load_dictionaries();
+        std::optional<std::regex> name_re;
+        if (filter.name_regex) name_re.emplace(*filter.name_regex, std::regex::ECMAScript | std::regex::optimize);
+        Statement tensors(conn_,
+                          "SELECT t.id, r.rank, t.run_id, t.kind, t.vpp_stage, t.name, t.micro_step FROM tensor t "
+                          "JOIN run r ON r.id = t.run_id WHERE (?1 IS NULL OR r.rank = ?1) AND (?2 IS NULL OR "
+                          "t.kind = ?2) ORDER BY r.rank, r.time_label, r.id, t.kind, t.id");
+        if (filter.rank) tensors.bind(1, *filter.rank);
+        if (filter.kind) tensors.bind(2, std::string_view(*filter.kind));
+        Statement rows(conn_,
+                       "SELECT step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample "
+                       "WHERE tensor_id = ? AND step BETWEEN ? AND ? ORDER BY step");
+        const std::int64_t lo = filter.steps ? filter.steps->min() : std::numeric_limits<std::int64_t>::min();
+        const std::int64_t hi = filter.steps ? filter.steps->max() : std::numeric_limits<std::int64_t>::max();
+        Point p;
+        while (tensors.step()) {
+            const std::string name = tensors.text(5);
+            if (name_re && !std::regex_search(name, *name_re)) continue;
+            const std::string kind = tensors.text(3);
+            const std::string vpp = tensors.text(4);
+            p.rank = static_cast<int>(tensors.int64(1));
+            p.run_id = tensors.int64(2);
+            p.kind = kind;
+            p.vpp_stage = vpp;
+            p.name = name;
+            p.micro_step = tensors.opt_int64(6);
+            rows.bind(1, tensors.int64(0));
+            rows.bind(2, lo);
+            rows.bind(3, hi);
+            while (rows.step()) {
+                p.step = rows.int64(0);
+                if (filter.steps && !filter.steps->contains(p.step)) continue;
+                const Layout& layout = layouts_.at(rows.int64(1));
+                for (std::size_t k = 0; k < layout.ops.size(); ++k) {
+                    if (filter.op && *filter.op != layout.ops[k]) continue;
+                    p.op = layout.ops[k];
+                    const int slot = layout.slot[k];
+                    if (slot < 0) {
+                        const int col = slot == -1 ? 2 : 3;
+                        p.is_text = true;
+                        p.text = rows.is_null(col) ? std::string_view() : text_of(rows.int64(col));
+                    } else {
+                        p.is_text = false;
+                        p.value = rows.is_null(4 + slot) ? std::numeric_limits<double>::quiet_NaN()
+                                                         : rows.real(4 + slot);
+                    }
+                    sink(p);
+                }
+            }
+            rows.reset();
+        }
+    }
+
+    StoreSummary summary() override {
+        load_dictionaries();
+        StoreSummary s;
+        auto scalar = [&](const char* sql) {
+            Statement q(conn_, sql);
+            q.step();
+            return q.int64(0);
+        };
+        s.runs = scalar("SELECT count(*) FROM run");
+        s.ranks = scalar("SELECT count(DISTINCT rank) FROM run");
+        s.tensors = scalar("SELECT count(*) FROM tensor");
+        s.files = scalar("SELECT count(*) FROM file");
+        s.issues = scalar("SELECT count(*) FROM parse_issue");
+        Statement per_layout(conn_, "SELECT layout_id, count(*) FROM tensor GROUP BY layout_id");
+        while (per_layout.step()) {
+            auto it = layouts_.find(per_layout.int64(0));
+            if (it != layouts_.end())
+                s.series += per_layout.int64(1) * static_cast<std::int64_t>(it->second.ops.size());
+        }
+        return s;
+    }
+
+    std::vector<IssueRecord> issues(std::size_t limit) override {
+        std::vector<IssueRecord> out;
+        Statement q(conn_,
+                    "SELECT f.path, i.line, i.reason, i.excerpt FROM parse_issue i JOIN file f ON f.id = i.file_id "
+                    "ORDER BY i.id DESC LIMIT ?");
+        q.bind(1, static_cast<std::int64_t>(limit));
+        while (q.step()) out.push_back({q.text(0), q.int64(1), q.text(2), q.text(3)});
+        return out;
+    }
+
+private:
+    void load_dictionaries() {
+        Statement l(conn_, "SELECT id, ops FROM layout");
+        while (l.step()) layouts_[l.int64(0)] = parse_layout(l.text(1));
+    }
+
+    std::string_view text_of(std::int64_t id) {
+        auto it = texts_.find(id);
+        if (it != texts_.end()) return it->second;
+        Statement q(conn_, "SELECT text FROM text_value WHERE id = ?");
+        q.bind(1, id);
+        std::string t = q.step() ? q.text(0) : std::string();
+        return texts_.emplace(id, std::move(t)).first->second;
+    }
+
+    Connection conn_;
+    std::unordered_map<std::int64_t, Layout> layouts_;
+    std::unordered_map<std::int64_t, std::string> texts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reader> open_sqlite_reader(const std::string& path) { return std::make_unique<SqliteReader>(path); }
+
+}  // namespace msmon

@@ -1,0 +1,114 @@
+// `msmon ingest --follow` sees appended rows, half-written lines, new rank folders and new step files within
+// one second — with inotify and with polling.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+
+#include "tests/support/test_env.hpp"
+
+namespace msmon::test {
+namespace {
+
+const std::string kHeader = "vpp_stage,name,step,min,max,norm,mean,nans,zeros,shape,dtype\n";
+
+std::string row(const std::string& name, int step, double norm) {
+    return "0," + name + "," + std::to_string(step) + ",-0.1,0.2," + std::to_string(norm) +
+           ",0.001,0,0.0,\"[16, 8]\",torch.float32\n";
+}
+
+class LiveFollow : public ::testing::TestWithParam<std::string> {
+protected:
+    std::vector<std::string> ingest_args(const std::string& job, const std::string& db) {
+        std::vector<std::string> a = {program("msmon"), "ingest", job, "--follow", "--db", db, "--json"};
+        if (GetParam() == "polling") {
+            a.push_back("--poll-ms");
+            a.push_back("100");
+        }
+        return a;
+    }
+    // The CSV text of `msmon query` for one rank/kind/step/op.
+    std::string query(const std::string& db, int rank, const std::string& kind, int step) {
+        return run({program("msmon"), "query", "--db", db, "--rank", std::to_string(rank), "--kind", kind, "--steps",
+                    std::to_string(step), "--op", "norm"})
+            .out;
+    }
+    bool visible(const std::string& db, int rank, const std::string& kind, int step, const std::string& norm) {
+        return query(db, rank, kind, step).find(",norm," + norm + "\n") != std::string::npos;
+    }
+};
+
+TEST_P(LiveFollow, appended_rows_half_lines_new_ranks_and_new_files_are_queryable_within_a_second) {
+    TempDir tmp;
+    const std::string job = tmp.path() + "/job";
+    const std::string rank0 = job + "/monitor_output/Nov22_13-55-47-rank0-426b92d1";
+    std::filesystem::create_directories(rank0);
+    write_file(rank0 + "/grad_reduced_0-4.csv", kHeader + row("embed.weight", 0, 1.5));
+    const std::string db = tmp / "store.db";
+    Background ingest(ingest_args(job, db), tmp.path(), {{"XDG_STATE_HOME", tmp / "state"}});
+
+    using std::chrono::milliseconds;
+    const milliseconds second(1000);
+    ASSERT_GE(wait_until([&] { return visible(db, 0, "grad_reduced", 0, "1.5"); }, milliseconds(5000)).count(), 0)
+        << "initial row never arrived; stderr: " << ingest.err();
+
+    // 1. A row appended to an existing file.
+    append_file(rank0 + "/grad_reduced_0-4.csv", row("embed.weight", 1, 2.25));
+    auto t = wait_until([&] { return visible(db, 0, "grad_reduced", 1, "2.25"); }, second);
+    EXPECT_GE(t.count(), 0) << "appended row not visible within 1 s";
+
+    // 2. A line written in two halves: nothing until the newline, then the whole value.
+    const std::string line = row("embed.weight", 2, 3.125);
+    append_file(rank0 + "/grad_reduced_0-4.csv", line.substr(0, 20));
+    std::this_thread::sleep_for(milliseconds(400));
+    EXPECT_EQ(query(db, 0, "grad_reduced", 2).find("embed.weight"), std::string::npos) << "a half line was stored";
+    append_file(rank0 + "/grad_reduced_0-4.csv", line.substr(20));
+    t = wait_until([&] { return visible(db, 0, "grad_reduced", 2, "3.125"); }, second);
+    EXPECT_GE(t.count(), 0) << "completed line not visible within 1 s";
+
+    // 3. A new rank folder appears with a file in it.
+    const std::string rank1 = job + "/monitor_output/Nov22_13-55-48-rank1-9f8e7d6c";
+    std::filesystem::create_directories(rank1);
+    write_file(rank1 + "/grad_reduced_0-4.csv", kHeader + row("embed.weight", 0, 4.5));
+    t = wait_until([&] { return visible(db, 1, "grad_reduced", 0, "4.5"); }, second);
+    EXPECT_GE(t.count(), 0) << "new rank folder not picked up within 1 s";
+
+    // 4. A new step file (next step range, another prefix).
+    write_file(rank0 + "/grad_reduced_5-9.csv", kHeader + row("embed.weight", 5, 5.75));
+    write_file(rank0 + "/exp_avg_5-9.csv", kHeader + row("embed.weight", 5, 0.0625));
+    t = wait_until([&] { return visible(db, 0, "grad_reduced", 5, "5.75") && visible(db, 0, "exp_avg", 5, "0.0625"); },
+                   second);
+    EXPECT_GE(t.count(), 0) << "new step files not picked up within 1 s";
+
+    ingest.signal(SIGINT);
+    EXPECT_EQ(ingest.wait(milliseconds(5000)), 0) << ingest.err();
+    EXPECT_NE(ingest.out().find("\"errors\": 0"), std::string::npos) << "the half line was counted as malformed:\n"
+                                                                     << ingest.out();
+    EXPECT_NE(ingest.out().find(GetParam() == "polling" ? "\"watch\": \"polling\"" : "\"watch\": \"inotify\""),
+              std::string::npos)
+        << ingest.out();
+}
+
+TEST_P(LiveFollow, sigterm_ends_follow_with_exit_zero_and_everything_committed) {
+    TempDir tmp;
+    const std::string job = tmp.path() + "/job";
+    const std::string rank0 = job + "/monitor_output/Nov22_13-55-47-rank0-426b92d1";
+    std::filesystem::create_directories(rank0);
+    std::string body = kHeader;
+    for (int s = 0; s < 50; ++s) body += row("w", s, s + 0.5);
+    write_file(rank0 + "/param_origin_0-49.csv", body);
+    const std::string db = tmp / "store.db";
+    Background ingest(ingest_args(job, db), tmp.path(), {{"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_GE(wait_until([&] { return visible(db, 0, "param_origin", 49, "49.5"); }, std::chrono::milliseconds(5000))
+                  .count(),
+              0);
+    ingest.signal(SIGTERM);
+    EXPECT_EQ(ingest.wait(std::chrono::milliseconds(5000)), 0);
+    EXPECT_NE(ingest.out().find("\"rows\": 50"), std::string::npos) << ingest.out();
+}
+
+INSTANTIATE_TEST_SUITE_P(Watch, LiveFollow, ::testing::Values("inotify", "polling"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace msmon::test

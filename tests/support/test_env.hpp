@@ -1,0 +1,72 @@
+// Test helpers: temporary folders, running the real programs, reading files, locating ../shared.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace msmon::test {
+
+// A fresh folder under $TMPDIR, removed with everything in it when the object dies.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return path_; }
+    std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+private:
+    std::string path_;
+};
+
+struct CommandResult {
+    int exit_code = -1;  // -1: killed by a signal
+    std::string out;
+    std::string err;
+};
+
+// Path of a program built by this project (msmon, msmon-tui).
+std::string program(const std::string& name);
+
+// Runs a program to completion with extra environment variables; captures stdout and stderr.
+CommandResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
+
+// A program running in the background; stdout/stderr go to files in `log_dir`.
+class Background {
+public:
+    Background(const std::vector<std::string>& argv, const std::string& log_dir,
+               const std::map<std::string, std::string>& env = {});
+    ~Background();  // SIGKILL if still running
+    pid_t pid() const { return pid_; }
+    void signal(int sig);
+    // Waits for exit; returns the exit code, or -signal when killed by one; -1000 on timeout.
+    int wait(std::chrono::milliseconds timeout);
+    std::string out() const;
+    std::string err() const;
+
+private:
+    pid_t pid_ = -1;
+    std::string out_path_, err_path_;
+    bool reaped_ = false;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& data);
+void append_file(const std::string& path, const std::string& data);
+
+// ../shared beside the project, or empty if absent (tests that need it skip with a message).
+std::string shared_dir();
+
+// Polls `ok` every 20 ms until it returns true or `timeout` passes; returns the time it took, or -1 ms.
+std::chrono::milliseconds wait_until(const std::function<bool()>& ok, std::chrono::milliseconds timeout);
+
+// All files under `dir` whose names end with `suffix`, sorted.
+std::vector<std::string> find_files(const std::string& dir, const std::string& suffix);
+
+}  // namespace msmon::test
