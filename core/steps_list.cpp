@@ -9,21 +9,24 @@ namespace msmon {
 
 std::optional<StepList> StepList::parse(std::string_view text, std::string& error) {
     StepList out;
+    auto trim = [](std::string_view v) {
+        while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+        while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+        return v;
+    };
+    std::string_view rest = trim(text);
     // Accept msprobe's own spelling too: "[12, 20]".
-    std::string cleaned;
-    for (char c : text)
-        if (c != ' ' && c != '[' && c != ']') cleaned.push_back(c);
-    std::string_view rest = cleaned;
+    if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']') rest = trim(rest.substr(1, rest.size() - 2));
     if (rest.empty()) {
         error = "empty step list";
         return std::nullopt;
     }
     while (true) {
         const auto comma = rest.find(',');
-        std::string_view item = rest.substr(0, comma);
+        const std::string_view item = trim(rest.substr(0, comma));
         const auto dash = item.find('-', 1);
-        auto a = parse_int(item.substr(0, dash));
-        auto b = dash == std::string_view::npos ? a : parse_int(item.substr(dash + 1));
+        auto a = parse_int(trim(item.substr(0, dash)));
+        auto b = dash == std::string_view::npos ? a : parse_int(trim(item.substr(dash + 1)));
         if (!a || !b || *a < 0 || *b < *a) {
             error = "'" + std::string(item) + "' is not a step or an inclusive range A-B";
             return std::nullopt;
@@ -35,7 +38,8 @@ std::optional<StepList> StepList::parse(std::string_view text, std::string& erro
     std::sort(out.ranges_.begin(), out.ranges_.end());
     std::vector<std::pair<std::int64_t, std::int64_t>> merged;
     for (const auto& r : out.ranges_) {
-        if (!merged.empty() && r.first <= merged.back().second + 1)
+        // Adjacent or overlapping; written so that a range ending at INT64_MAX cannot overflow.
+        if (!merged.empty() && (r.first <= merged.back().second || r.first - merged.back().second == 1))
             merged.back().second = std::max(merged.back().second, r.second);
         else
             merged.push_back(r);

@@ -74,6 +74,7 @@ CREATE TABLE stack_info(
 }  // namespace
 
 void configure_connection(Connection& conn, bool writer) {
+    conn.exec("PRAGMA page_size=8192");  // before the first table exists
     conn.exec("PRAGMA cache_size=-32768");  // 32 MiB
     conn.exec("PRAGMA temp_store=MEMORY");
     if (writer) {

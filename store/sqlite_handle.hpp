@@ -60,6 +60,8 @@ public:
 
     // True while a row is available.
     bool step();
+    // For hot loops that bind and step through the C API directly.
+    sqlite3_stmt* raw() const { return stmt_; }
     // Runs a statement that returns no rows, then resets it.
     void run();
     void reset();

@@ -109,15 +109,23 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.tensor.bind(7, t.layout_id);
         s.tensor.run();
     }
+    // The hot loop: every parameter is bound on every row (NULL where absent), so no clear_bindings pass.
+    sqlite3_stmt* ins = s.sample.raw();
     for (const auto& row : batch.rows) {
-        s.sample.bind(1, row.tensor_id);
-        s.sample.bind(2, row.step);
-        s.sample.bind(3, row.layout_id);
-        if (row.shape_id) s.sample.bind(4, row.shape_id);
-        if (row.dtype_id) s.sample.bind(5, row.dtype_id);
-        for (int k = 0; k < row.value_count; ++k)
-            if (!std::isnan(row.values[k])) s.sample.bind(6 + k, row.values[k]);
-        s.sample.run();
+        sqlite3_bind_int64(ins, 1, row.tensor_id);
+        sqlite3_bind_int64(ins, 2, row.step);
+        sqlite3_bind_int64(ins, 3, row.layout_id);
+        if (row.shape_id) sqlite3_bind_int64(ins, 4, row.shape_id);
+        else sqlite3_bind_null(ins, 4);
+        if (row.dtype_id) sqlite3_bind_int64(ins, 5, row.dtype_id);
+        else sqlite3_bind_null(ins, 5);
+        for (int k = 0; k < kValueColumns; ++k) {
+            if (k < row.value_count && !std::isnan(row.values[k])) sqlite3_bind_double(ins, 6 + k, row.values[k]);
+            else sqlite3_bind_null(ins, 6 + k);
+        }
+        const int rc = sqlite3_step(ins);
+        sqlite3_reset(ins);
+        if (rc != SQLITE_DONE) write_conn_.fail("insert sample", rc);
     }
     for (const auto& st : batch.stacks) {
         s.stack.bind(1, st.run_id);

@@ -75,9 +75,9 @@ void CsvConsumer::handle_data(TrackedFile& file, std::string_view record, std::i
     out.tensor_id = keys_.tensor_id(file.progress.run_id, kind, row_.vpp_stage, row_.name, row_.micro_step,
                                     file.layout_id, batch);
     out.step = row_.step;
-    out.layout_id = file.layout_id;
-    out.shape_id = row_.shape.data() ? keys_.text_id(row_.shape, batch) : 0;
-    out.dtype_id = row_.dtype.data() ? keys_.text_id(row_.dtype, batch) : 0;
+    out.layout_id = static_cast<std::int32_t>(file.layout_id);
+    out.shape_id = row_.shape.data() ? static_cast<std::int32_t>(keys_.text_id(row_.shape, batch)) : 0;
+    out.dtype_id = row_.dtype.data() ? static_cast<std::int32_t>(keys_.text_id(row_.dtype, batch)) : 0;
     out.value_count = row_.value_count;
     std::memcpy(out.values, row_.values, sizeof(double) * static_cast<std::size_t>(row_.value_count));
     ++result.rows;

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <deque>
@@ -239,6 +240,11 @@ struct IngestEngine::Impl {
         }
         in_batch.clear();
         if (batch.empty()) return;
+        // Rows of one tensor together, steps ascending: inserts walk the b-tree in key order. Stable, so a
+        // repeated (tensor, step) keeps its file order and the last write still wins.
+        std::stable_sort(batch.rows.begin(), batch.rows.end(), [](const SampleRow& a, const SampleRow& b) {
+            return a.tensor_id != b.tensor_id ? a.tensor_id < b.tensor_id : a.step < b.step;
+        });
         committer->push(std::move(batch));
         batch = RecordBatch{};
     }

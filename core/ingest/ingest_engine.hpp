@@ -17,7 +17,7 @@ struct IngestOptions {
     std::vector<std::string> roots;
     bool follow = false;                // keep tailing until stop() instead of returning when caught up
     int poll_ms = 0;                    // > 0: poll instead of inotify
-    std::size_t batch_rows = 50000;     // rows per transaction at most
+    std::size_t batch_rows = 100000;     // rows per transaction at most
     std::size_t read_chunk = 4u << 20;  // bytes read from a file at once; a longer line is skipped
 };
 

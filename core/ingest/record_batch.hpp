@@ -47,10 +47,10 @@ struct TextInfo {
 struct SampleRow {
     std::int64_t tensor_id = 0;
     std::int64_t step = 0;
-    std::int64_t layout_id = 0;
-    std::int64_t shape_id = 0;
-    std::int64_t dtype_id = 0;
-    int value_count = 0;
+    std::int32_t layout_id = 0;
+    std::int32_t shape_id = 0;
+    std::int32_t dtype_id = 0;
+    std::int32_t value_count = 0;
     double values[kMaxNumericOps] = {};
 };
 

@@ -34,16 +34,16 @@ bool is_lower_hex(std::string_view s) {
     return !s.empty();
 }
 
-// "<start>-<end>" where both are integers (start may carry a leading '-' for v2).
-bool parse_step_range(std::string_view s, bool allow_negative, std::int64_t& first, std::int64_t& last) {
-    std::size_t dash = s.find('-', allow_negative && !s.empty() && s[0] == '-' ? 1 : 0);
+// "<start>-<end>" of plain digits; v2 also allows a '-' before the start ("step-1-0").
+bool parse_step_range(std::string_view s, bool allow_negative_start, std::int64_t& first, std::int64_t& last) {
+    const bool negative = allow_negative_start && !s.empty() && s[0] == '-';
+    const std::size_t dash = s.find('-', negative ? 1 : 0);
     if (dash == std::string_view::npos) return false;
-    auto a = parse_int(s.substr(0, dash));
-    auto b = parse_int(s.substr(dash + 1));
-    if (!a || !b) return false;
-    if (!allow_negative && (*a < 0 || s[0] == '-')) return false;
-    first = *a;
-    last = *b;
+    const std::string_view a = s.substr(negative ? 1 : 0, dash - (negative ? 1 : 0));
+    const std::string_view b = s.substr(dash + 1);
+    if (!all_digits(a) || !all_digits(b) || a.size() > 18 || b.size() > 18) return false;
+    first = *parse_int(a) * (negative ? -1 : 1);
+    last = *parse_int(b);
     return true;
 }
 
@@ -122,8 +122,7 @@ std::optional<CsvFileName> parse_v2_csv_name(std::string_view name) {
 }
 
 bool is_ignored_monitor_child(std::string_view name) {
-    return name == "anomaly_detected" || name == "module_struct" ||
-           (name.size() > 25 && name.substr(name.size() - 25) == "-csv2tensorboard_by_step");
+    return name == "anomaly_detected" || name == "module_struct" || name.ends_with("-csv2tensorboard_by_step");
 }
 
 }  // namespace msmon

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,12 +50,15 @@ void reset(FileProgress& p, const struct stat& st) {
 }  // namespace
 
 std::uint64_t fingerprint_hash(const char* data, std::size_t len) {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    return fingerprint_extend(1469598103934665603ull, data, len);  // FNV-1a
+}
+
+std::uint64_t fingerprint_extend(std::uint64_t hash, const char* data, std::size_t len) {
     for (std::size_t i = 0; i < len; ++i) {
-        h ^= static_cast<unsigned char>(data[i]);
-        h *= 1099511628211ull;
+        hash ^= static_cast<unsigned char>(data[i]);
+        hash *= 1099511628211ull;
     }
-    return h;
+    return hash;
 }
 
 TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_bytes) {
@@ -89,24 +93,19 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
         out.restart_reason = "truncated (size " + std::to_string(st.st_size) + " < offset " +
                              std::to_string(progress.offset) + ")";
         reset(progress, st);
-    } else if (progress.fp_len > 0 || progress.offset > 0) {
-        // Check the first bytes we consumed before; widen the fingerprint while the file is young.
+    } else if (progress.fp_len > 0) {
+        // The first bytes we consumed must still be there: otherwise the file was rewritten in place.
         char head[kFingerprintBytes];
-        const std::size_t cover = static_cast<std::size_t>(
-            progress.offset < static_cast<std::int64_t>(kFingerprintBytes) ? progress.offset : kFingerprintBytes);
         std::size_t got = 0;
-        if (!pread_full(f.fd, head, cover, 0, got)) {
+        if (!pread_full(f.fd, head, progress.fp_len, 0, got)) {
             out.status = TailStatus::error;
             out.error = std::strerror(errno);
             return out;
         }
-        if (got < progress.fp_len || fingerprint_hash(head, progress.fp_len) != progress.fp_hash) {
+        if (got != progress.fp_len || fingerprint_hash(head, got) != progress.fp_hash) {
             out.restarted = true;
             out.restart_reason = "rewritten in place (first bytes changed)";
             reset(progress, st);
-        } else if (got > progress.fp_len) {
-            progress.fp_len = static_cast<std::uint32_t>(got);
-            progress.fp_hash = fingerprint_hash(head, got);
         }
     }
     if (st.st_size <= progress.offset) {
@@ -133,11 +132,13 @@ void advance_progress(FileProgress& progress, const std::string& bytes, std::siz
     const std::int64_t start = progress.offset;
     progress.offset += static_cast<std::int64_t>(consumed);
     progress.line += lines;
-    if (start == 0 && consumed > 0) {
-        // Reading began at the start: fingerprint what was consumed now; tail_file widens it later.
-        const std::size_t n = consumed < kFingerprintBytes ? consumed : kFingerprintBytes;
-        progress.fp_len = static_cast<std::uint32_t>(n);
-        progress.fp_hash = fingerprint_hash(bytes.data(), n);
+    // The fingerprint always covers min(offset, kFingerprintBytes) consumed bytes: extend it with the bytes
+    // this read consumed, never with what the file holds later (that could adopt a rewrite).
+    if (progress.fp_len < kFingerprintBytes && static_cast<std::int64_t>(progress.fp_len) == start) {
+        const std::size_t n = std::min<std::size_t>(consumed, kFingerprintBytes - progress.fp_len);
+        progress.fp_hash = progress.fp_len == 0 ? fingerprint_hash(bytes.data(), n)
+                                                : fingerprint_extend(progress.fp_hash, bytes.data(), n);
+        progress.fp_len += static_cast<std::uint32_t>(n);
     }
 }
 

@@ -27,14 +27,16 @@ struct TailRead {
 // Fingerprint: a hash of the first bytes of the file, to tell an in-place rewrite from an append.
 inline constexpr std::uint32_t kFingerprintBytes = 256;
 std::uint64_t fingerprint_hash(const char* data, std::size_t len);
+// The hash of (hashed bytes + data), given the hash of the hashed bytes.
+std::uint64_t fingerprint_extend(std::uint64_t hash, const char* data, std::size_t len);
 
 // Reads up to `max_bytes` after progress.offset into `bytes` (replacing its content). If the file at the path
 // is no longer the one the progress describes (other inode, smaller than the offset, different first bytes),
 // progress is reset to the start of the new file and `restarted` is set.
 TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_bytes);
 
-// After the caller consumed `consumed` bytes of what tail_file returned: advance the offset and widen the
-// fingerprint to cover consumed bytes.
+// After the caller consumed `consumed` bytes of what tail_file returned: advance the offset and extend the
+// fingerprint over the consumed bytes (up to kFingerprintBytes).
 void advance_progress(FileProgress& progress, const std::string& bytes, std::size_t consumed,
                       std::int64_t lines);
 

@@ -37,7 +37,12 @@ bool is_invisible_control(std::uint32_t cp) {
 std::string escape_for_display(std::string_view text, std::size_t max_bytes) {
     std::string out;
     const bool cut = text.size() > max_bytes;
-    if (cut) text = text.substr(0, max_bytes);
+    if (cut) {
+        // Cut at a character boundary: never invent an invalid byte out of a valid character.
+        std::size_t end = max_bytes;
+        while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+        text = text.substr(0, end);
+    }
     out.reserve(text.size());
     char buf[16];
     for (std::size_t i = 0; i < text.size();) {

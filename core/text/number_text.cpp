@@ -44,7 +44,10 @@ std::optional<double> parse_double(std::string_view text) {
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
     if (text.empty()) return std::nullopt;
-    if (text.front() == '+') text.remove_prefix(1);
+    if (text.front() == '+') {
+        text.remove_prefix(1);
+        if (text.empty() || text.front() == '-') return std::nullopt;
+    }
     std::int64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
