@@ -2,26 +2,56 @@
 #include "store/sqlite_ingest_store.hpp"
 
 #include <cmath>
+#include <string>
 
 #include "store/schema.hpp"
 
 namespace msmon {
 
+namespace {
+
+constexpr int kRowsPerInsert = 32;     // rows per multi-row INSERT: amortizes per-statement work
+constexpr int kParamsPerRow = 5 + kValueColumns;
+
+std::string sample_insert_sql(int rows) {
+    std::string sql =
+        "INSERT OR REPLACE INTO sample(tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, "
+        "v7) VALUES";
+    for (int r = 0; r < rows; ++r) sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    return sql;
+}
+
+// Binds one row's parameters starting at `first` (1-based); NULL where an op slot is absent or NaN.
+void bind_sample(sqlite3_stmt* st, int first, const SampleRow& row) {
+    sqlite3_bind_int64(st, first, row.tensor_id);
+    sqlite3_bind_int64(st, first + 1, row.step);
+    sqlite3_bind_int64(st, first + 2, row.layout_id);
+    if (row.shape_id) sqlite3_bind_int64(st, first + 3, row.shape_id);
+    else sqlite3_bind_null(st, first + 3);
+    if (row.dtype_id) sqlite3_bind_int64(st, first + 4, row.dtype_id);
+    else sqlite3_bind_null(st, first + 4);
+    for (int k = 0; k < kValueColumns; ++k) {
+        if (k < row.value_count && !std::isnan(row.values[k])) sqlite3_bind_double(st, first + 5 + k, row.values[k]);
+        else sqlite3_bind_null(st, first + 5 + k);
+    }
+}
+
+}  // namespace
+
 struct SqliteIngestStore::WriteStatements {
     explicit WriteStatements(Connection& c)
-        : run(c, "INSERT INTO run(id, rank, path, time_label, uid, format) VALUES(?,?,?,?,?,?)"),
+        : sample_many(c, sample_insert_sql(kRowsPerInsert).c_str()),
+          run(c, "INSERT INTO run(id, rank, path, time_label, uid, format) VALUES(?,?,?,?,?,?)"),
           tensor(c, "INSERT INTO tensor(id, run_id, kind, vpp_stage, name, micro_step, layout_id) VALUES(?,?,?,?,?,?,?)"),
           layout(c, "INSERT INTO layout(id, ops) VALUES(?,?)"),
           text(c, "INSERT INTO text_value(id, text) VALUES(?,?)"),
-          sample(c,
-                 "INSERT OR REPLACE INTO sample(tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, "
-                 "v5, v6, v7) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+          sample(c, sample_insert_sql(1).c_str()),
           file(c,
                "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header) "
                "VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
-    Statement run, tensor, layout, text, sample, file, issue, stack;
+    Statement sample_many, run, tensor, layout, text, sample, file, issue, stack;
 };
 
 SqliteIngestStore::SqliteIngestStore(const std::string& path)
@@ -109,23 +139,22 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.tensor.bind(7, t.layout_id);
         s.tensor.run();
     }
-    // The hot loop: every parameter is bound on every row (NULL where absent), so no clear_bindings pass.
-    sqlite3_stmt* ins = s.sample.raw();
-    for (const auto& row : batch.rows) {
-        sqlite3_bind_int64(ins, 1, row.tensor_id);
-        sqlite3_bind_int64(ins, 2, row.step);
-        sqlite3_bind_int64(ins, 3, row.layout_id);
-        if (row.shape_id) sqlite3_bind_int64(ins, 4, row.shape_id);
-        else sqlite3_bind_null(ins, 4);
-        if (row.dtype_id) sqlite3_bind_int64(ins, 5, row.dtype_id);
-        else sqlite3_bind_null(ins, 5);
-        for (int k = 0; k < kValueColumns; ++k) {
-            if (k < row.value_count && !std::isnan(row.values[k])) sqlite3_bind_double(ins, 6 + k, row.values[k]);
-            else sqlite3_bind_null(ins, 6 + k);
-        }
-        const int rc = sqlite3_step(ins);
-        sqlite3_reset(ins);
+    // The hot loop: rows go in kRowsPerInsert at a time, every parameter bound on every row (no clear_bindings).
+    // Rows keep their order inside a statement, so a repeated (tensor, step) still ends with the last write.
+    auto step_reset = [&](sqlite3_stmt* st) {
+        const int rc = sqlite3_step(st);
+        sqlite3_reset(st);
         if (rc != SQLITE_DONE) write_conn_.fail("insert sample", rc);
+    };
+    const std::size_t n = batch.rows.size();
+    std::size_t i = 0;
+    for (; i + kRowsPerInsert <= n; i += kRowsPerInsert) {
+        for (int r = 0; r < kRowsPerInsert; ++r) bind_sample(s.sample_many.raw(), 1 + r * kParamsPerRow, batch.rows[i + static_cast<std::size_t>(r)]);
+        step_reset(s.sample_many.raw());
+    }
+    for (; i < n; ++i) {
+        bind_sample(s.sample.raw(), 1, batch.rows[i]);
+        step_reset(s.sample.raw());
     }
     for (const auto& st : batch.stacks) {
         s.stack.bind(1, st.run_id);
