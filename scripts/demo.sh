@@ -10,5 +10,5 @@ demo=$(mktemp -d "${TMPDIR:-/tmp}/msmon-demo-XXXXXX")
 sim=$!
 trap 'kill $sim 2>/dev/null; wait $sim 2>/dev/null; echo "demo run kept in $demo"' EXIT
 echo "simulated run: $demo/job (8 ranks, one step every 0.5 s); following it, Ctrl-C to stop"
-echo "try in another shell: ./build/msmon query $demo/job --kind grad_reduced --op norm --steps 40"
+echo "try in another shell: ./build/msmon query --db $demo/store.db --kind grad_reduced --op norm --steps 40 --rank 3"
 ./build/msmon ingest "$demo/job" --follow --db "$demo/store.db"
