@@ -3,6 +3,9 @@
 // CSV row instead of one per value. NULL in an op slot inside the layout means NaN (SQLite stores NaN as NULL).
 #include "store/schema.hpp"
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 
 namespace msmon {
@@ -72,6 +75,32 @@ CREATE TABLE stack_info(
 };
 
 }  // namespace
+
+void bind_value(sqlite3_stmt* st, int index, bool present, double value) {
+    if (!present || std::isnan(value)) {
+        sqlite3_bind_null(st, index);
+    } else if (value == 0 && std::signbit(value)) {
+        unsigned char bytes[sizeof value];
+        std::memcpy(bytes, &value, sizeof value);
+        sqlite3_bind_blob(st, index, bytes, sizeof bytes, SQLITE_TRANSIENT);
+    } else {
+        sqlite3_bind_double(st, index, value);
+    }
+}
+
+double column_value(sqlite3_stmt* st, int col) {
+    switch (sqlite3_column_type(st, col)) {
+        case SQLITE_NULL:
+            return std::numeric_limits<double>::quiet_NaN();
+        case SQLITE_BLOB: {
+            double v = std::numeric_limits<double>::quiet_NaN();
+            if (sqlite3_column_bytes(st, col) == sizeof v) std::memcpy(&v, sqlite3_column_blob(st, col), sizeof v);
+            return v;
+        }
+        default:
+            return sqlite3_column_double(st, col);
+    }
+}
 
 void configure_connection(Connection& conn, bool writer) {
     conn.exec("PRAGMA page_size=8192");  // before the first table exists

@@ -8,6 +8,11 @@ namespace msmon {
 inline constexpr int kSchemaVersion = 1;
 inline constexpr int kValueColumns = 8;  // sample.v0 .. v7: numeric op slots, in the row's layout order
 
+// Op values in sample.v0..v7. NULL is NaN (or an absent slot, per the row's layout); -0.0 is stored as its
+// 8 IEEE bytes because SQLite turns whole-number REALs into integers, which would drop the sign.
+void bind_value(sqlite3_stmt* st, int index, bool present, double value);
+double column_value(sqlite3_stmt* st, int col);
+
 // Creates or upgrades the schema. Refuses a store written by a newer msmon.
 void migrate(Connection& conn);
 

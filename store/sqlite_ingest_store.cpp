@@ -30,10 +30,7 @@ void bind_sample(sqlite3_stmt* st, int first, const SampleRow& row) {
     else sqlite3_bind_null(st, first + 3);
     if (row.dtype_id) sqlite3_bind_int64(st, first + 4, row.dtype_id);
     else sqlite3_bind_null(st, first + 4);
-    for (int k = 0; k < kValueColumns; ++k) {
-        if (k < row.value_count && !std::isnan(row.values[k])) sqlite3_bind_double(st, first + 5 + k, row.values[k]);
-        else sqlite3_bind_null(st, first + 5 + k);
-    }
+    for (int k = 0; k < kValueColumns; ++k) bind_value(st, first + 5 + k, k < row.value_count, row.values[k]);
 }
 
 }  // namespace

@@ -88,8 +88,7 @@ public:
                         p.text = rows.is_null(col) ? std::string_view() : text_of(rows.int64(col));
                     } else {
                         p.is_text = false;
-                        p.value = rows.is_null(4 + slot) ? std::numeric_limits<double>::quiet_NaN()
-                                                         : rows.real(4 + slot);
+                        p.value = column_value(rows.raw(), 4 + slot);
                     }
                     sink(p);
                 }

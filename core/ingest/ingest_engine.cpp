@@ -110,7 +110,8 @@ struct IngestEngine::Impl {
         const std::string name = basename_of(path);
         if (auto run = parse_run_dir_name(name)) {
             track_run_dir(path, DirRole::run_v1, run->rank, run->time_label, run->uid);
-        } else if (auto rank = parse_v2_rank_dir_name(name); rank && has_csv_files(path, true)) {
+        } else if (auto rank = parse_v2_rank_dir_name(name)) {
+            // A rank_<r> folder given directly is that rank's folder, even before its first file appears.
             track_run_dir(path, DirRole::run_v2, *rank, "", "");
         } else if (has_csv_files(path, false)) {
             notice("'" + path + "' holds msprobe CSVs but its name has no rank (<time>-rank<N>-<uid>): read as rank 0");
