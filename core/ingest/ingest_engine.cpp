@@ -90,6 +90,7 @@ struct IngestEngine::Impl {
     std::vector<TrackedFile*> in_batch;
     RecordBatch batch;
     std::int64_t next_file_id = 1;
+    std::size_t batch_limit = 8192;  // rows in the batch being built before it is handed to the writer
     std::string bytes;
 
     void notice(const std::string& msg) {
@@ -289,7 +290,11 @@ struct IngestEngine::Impl {
                 advance_progress(f.progress, bytes, bytes.size(), 0);
                 continue;
             }
-            if (batch.rows.size() >= options.batch_rows) flush();
+            if (batch.rows.size() >= batch_limit) {
+                flush();
+                // Start small so the writer gets work early; grow to amortise commits in a long catch-up.
+                batch_limit = std::min(batch_limit * 2, options.batch_rows);
+            }
             if (!r.more) return;
         }
     }
@@ -367,6 +372,7 @@ struct IngestEngine::Impl {
         for (const auto& r : options.roots) add_root(r);
         // Files known from an earlier session are checked too: they may have grown while msmon was away.
         for (auto& [_, f] : files) mark_dirty(f);
+        batch_limit = std::min<std::size_t>(8192, options.batch_rows);
 
         std::vector<PathChange> changes;
         while (!stopping.load()) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "tests/support/test_env.hpp"
@@ -56,6 +57,7 @@ TEST_P(LiveFollow, appended_rows_half_lines_new_ranks_and_new_files_are_queryabl
     append_file(rank0 + "/grad_reduced_0-4.csv", row("embed.weight", 1, 2.25));
     auto t = wait_until([&] { return visible(db, 0, "grad_reduced", 1, "2.25"); }, second);
     EXPECT_GE(t.count(), 0) << "appended row not visible within 1 s";
+    std::printf("[ visible  ] %s: appended row after %lld ms\n", GetParam().c_str(), static_cast<long long>(t.count()));
 
     // 2. A line written in two halves: nothing until the newline, then the whole value.
     const std::string line = row("embed.weight", 2, 3.125);
@@ -65,6 +67,7 @@ TEST_P(LiveFollow, appended_rows_half_lines_new_ranks_and_new_files_are_queryabl
     append_file(rank0 + "/grad_reduced_0-4.csv", line.substr(20));
     t = wait_until([&] { return visible(db, 0, "grad_reduced", 2, "3.125"); }, second);
     EXPECT_GE(t.count(), 0) << "completed line not visible within 1 s";
+    std::printf("[ visible  ] %s: completed half line after %lld ms\n", GetParam().c_str(), static_cast<long long>(t.count()));
 
     // 3. A new rank folder appears with a file in it.
     const std::string rank1 = job + "/monitor_output/Nov22_13-55-48-rank1-9f8e7d6c";
@@ -72,6 +75,7 @@ TEST_P(LiveFollow, appended_rows_half_lines_new_ranks_and_new_files_are_queryabl
     write_file(rank1 + "/grad_reduced_0-4.csv", kHeader + row("embed.weight", 0, 4.5));
     t = wait_until([&] { return visible(db, 1, "grad_reduced", 0, "4.5"); }, second);
     EXPECT_GE(t.count(), 0) << "new rank folder not picked up within 1 s";
+    std::printf("[ visible  ] %s: new rank folder after %lld ms\n", GetParam().c_str(), static_cast<long long>(t.count()));
 
     // 4. A new step file (next step range, another prefix).
     write_file(rank0 + "/grad_reduced_5-9.csv", kHeader + row("embed.weight", 5, 5.75));
@@ -79,6 +83,7 @@ TEST_P(LiveFollow, appended_rows_half_lines_new_ranks_and_new_files_are_queryabl
     t = wait_until([&] { return visible(db, 0, "grad_reduced", 5, "5.75") && visible(db, 0, "exp_avg", 5, "0.0625"); },
                    second);
     EXPECT_GE(t.count(), 0) << "new step files not picked up within 1 s";
+    std::printf("[ visible  ] %s: new step files after %lld ms\n", GetParam().c_str(), static_cast<long long>(t.count()));
 
     ingest.signal(SIGINT);
     EXPECT_EQ(ingest.wait(milliseconds(5000)), 0) << ingest.err();
