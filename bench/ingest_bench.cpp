@@ -24,6 +24,7 @@ class CapturingStore final : public IngestStore {
 public:
     IngestSnapshot load_snapshot() override { return {}; }
     std::vector<TensorInfo> load_tensors(std::int64_t) override { return {}; }
+    std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override { return {}; }
     void commit(const RecordBatch& b) override { batches.push_back(b); }
     std::vector<RecordBatch> batches;
 };

@@ -10,5 +10,7 @@ inline constexpr int kExitUsage = 2;
 int run_ingest_command(int argc, char** argv);
 int run_query_command(int argc, char** argv);
 int run_simulate_command(int argc, char** argv);
+int run_anomalies_command(int argc, char** argv);
+int run_health_command(int argc, char** argv);
 
 }  // namespace msmon

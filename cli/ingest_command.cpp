@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -19,7 +22,7 @@ namespace {
 
 const CommandSpec kIngestSpec{
     "ingest",
-    "DIR... [--db PATH] [--follow] [--poll-ms N] [--json]",
+    "DIR... [--db PATH] [--follow] [--poll-ms N] [--monitor-config PATH] [--json]",
     "Reads msprobe monitor output (a job folder, a monitor_output root, or one rank folder) into the store.\n"
     "Only whole lines are read; each file's offset is committed with its rows, so a killed ingest resumes\n"
     "exactly where it stopped. With --follow it keeps tailing (inotify, or polling) until SIGINT/SIGTERM.",
@@ -27,6 +30,10 @@ const CommandSpec kIngestSpec{
         {"--db", "PATH", "store to write (default: $XDG_CACHE_HOME/msmon/<hash of DIRs>.db)"},
         {"--follow", "", "keep following new folders, files and lines until interrupted"},
         {"--poll-ms", "N", "poll every N ms instead of inotify (network filesystems are polled anyway)"},
+        {"--monitor-config", "PATH", "the job's msprobe config: its alert rules drive msprobe-compatible detection"},
+        {"--global-norm-threshold", "X", "global norm at or above X is a spike (default 3.0, MindFormers' default)"},
+        {"--global-norm-count", "N", "consecutive spikes that stop the job (default 10)"},
+        {"--embedding-threshold", "X", "embedding_local_norm at or above X is flagged (default: not checked)"},
         {"--json", "", "print the summary as one JSON document"},
     },
     1,
@@ -72,6 +79,36 @@ int run_ingest_command(int argc, char** argv) {
         }
         options.poll_ms = static_cast<int>(*v);
     }
+    if (auto path = args->value("--monitor-config")) {
+        std::ifstream in(*path, std::ios::binary);
+        if (!in) {
+            std::fprintf(stderr, "msmon ingest: cannot read --monitor-config '%s'\n", path->c_str());
+            return kExitFailure;
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        options.detectors.monitor_config_text = ss.str();
+    }
+    struct NumberFlag {
+        const char* name;
+        double* target;
+    };
+    double count = static_cast<double>(options.detectors.global_norm_count_threshold), embedding = 0;
+    NumberFlag numbers[] = {{"--global-norm-threshold", &options.detectors.global_norm_threshold},
+                            {"--global-norm-count", &count},
+                            {"--embedding-threshold", &embedding}};
+    for (const auto& f : numbers) {
+        auto v = args->value(f.name);
+        if (!v) continue;
+        auto d = parse_double(*v);
+        if (!d || !std::isfinite(*d) || *d < 0) {
+            std::fprintf(stderr, "msmon ingest: %s takes a number >= 0\n", f.name);
+            return kExitUsage;
+        }
+        *f.target = *d;
+    }
+    options.detectors.global_norm_count_threshold = static_cast<std::int64_t>(count);
+    if (args->value("--embedding-threshold")) options.detectors.embedding_norm_threshold = embedding;
     const bool json = args->has("--json");
     const std::string db = args->value("--db").value_or(default_store_path(options.roots));
 

@@ -14,9 +14,11 @@ constexpr const char* kUsage =
     "commands:\n"
     "  ingest DIR...      read msprobe monitor output into the store (--follow to keep tailing)\n"
     "  query (DIR|--db)   print stored values: rank,kind,vpp_stage,name,step,micro_step,op,value\n"
+    "  anomalies (DIR|--db) msprobe's anomaly dumps and msmon's own detections, ranked\n"
+    "  health (DIR|--db)  checkpoint health, latest healthy checkpoint, data skips and stops\n"
     "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
     "\n"
-    "not built yet: anomalies, health, config, export (see the project's issues)\n";
+    "not built yet: config, export (see the project's issues)\n";
 
 }  // namespace
 
@@ -31,11 +33,13 @@ int main(int argc, char** argv) {
         if (cmd == "ingest") return msmon::run_ingest_command(argc, argv);
         if (cmd == "query") return msmon::run_query_command(argc, argv);
         if (cmd == "simulate") return msmon::run_simulate_command(argc, argv);
+        if (cmd == "anomalies") return msmon::run_anomalies_command(argc, argv);
+        if (cmd == "health") return msmon::run_health_command(argc, argv);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon %s: %s\n", cmd.c_str(), e.what());
         return msmon::kExitFailure;
     }
-    if (cmd == "anomalies" || cmd == "health" || cmd == "config" || cmd == "export") {
+    if (cmd == "config" || cmd == "export") {
         std::fprintf(stderr, "msmon %s: not built yet in this version\n", cmd.c_str());
         return msmon::kExitFailure;
     }

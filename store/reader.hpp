@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/detect/anomaly_record.hpp"
+#include "core/ingest/record_batch.hpp"
 #include "core/steps_list.hpp"
 
 namespace msmon {
@@ -52,6 +54,12 @@ struct IssueRecord {
     std::string excerpt;
 };
 
+struct AnomalyFilter {
+    std::optional<std::string> source;  // msprobe | detected; none: both
+    std::optional<int> rank;
+    std::optional<StepList> steps;
+};
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -60,6 +68,12 @@ public:
     virtual void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) = 0;
     virtual StoreSummary summary() = 0;
     virtual std::vector<IssueRecord> issues(std::size_t limit) = 0;
+    // Anomalies in the order they were stored (a dump's entries in file order).
+    virtual std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) = 0;
+    // Events from the logs, by step then rank (events without a step last, in the order read).
+    virtual std::vector<EventRecord> events() = 0;
+    // Checkpoints from every health_ckpts.json, in file order.
+    virtual std::vector<CheckpointRecord> checkpoints() = 0;
 };
 
 // Opens an existing store read-only. Throws SqliteError if it cannot.

@@ -72,6 +72,73 @@ CREATE TABLE stack_info(
   PRIMARY KEY(run_id, module)
 ) WITHOUT ROWID;
 )sql",
+    // 1 → 2: what logs, dumps and whole-file JSONs tell, and msmon's own detections.
+    R"sql(
+ALTER TABLE file ADD COLUMN context TEXT NOT NULL DEFAULT '';
+CREATE TABLE event(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  step INTEGER,
+  kind TEXT NOT NULL,
+  time TEXT NOT NULL,
+  message TEXT NOT NULL,
+  UNIQUE(rank, kind, step, message)
+);
+CREATE TABLE anomaly(
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  micro_step INTEGER,
+  kind TEXT NOT NULL,
+  vpp_stage TEXT NOT NULL,
+  name TEXT NOT NULL,
+  op TEXT NOT NULL,
+  value REAL,
+  reference REAL,
+  message TEXT NOT NULL,
+  tag_name TEXT NOT NULL,
+  dump_key TEXT NOT NULL,
+  call_id INTEGER NOT NULL,
+  pp_stage INTEGER NOT NULL,
+  vpp INTEGER NOT NULL,
+  group_mates TEXT NOT NULL,
+  score REAL NOT NULL,
+  UNIQUE(source, rule, rank, step, tag_name, op, dump_key)
+);
+CREATE INDEX anomaly_by_step ON anomaly(step, rank);
+CREATE TABLE checkpoint(
+  source_path TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  times INTEGER NOT NULL,
+  healthy INTEGER NOT NULL,
+  PRIMARY KEY(source_path, position)
+) WITHOUT ROWID;
+CREATE TABLE module_struct(
+  rank INTEGER NOT NULL,
+  module TEXT NOT NULL,
+  json TEXT NOT NULL,
+  PRIMARY KEY(rank, module)
+) WITHOUT ROWID;
+CREATE TABLE detector_state(
+  tensor_id INTEGER PRIMARY KEY,
+  last_step INTEGER NOT NULL,
+  state BLOB NOT NULL
+);
+CREATE TABLE whole_file(
+  path TEXT PRIMARY KEY,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  hash INTEGER NOT NULL
+);
+CREATE TABLE setting(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+)sql",
 };
 
 }  // namespace

@@ -44,11 +44,25 @@ struct SqliteIngestStore::WriteStatements {
           text(c, "INSERT INTO text_value(id, text) VALUES(?,?)"),
           sample(c, sample_insert_sql(1).c_str()),
           file(c,
-               "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header) "
-               "VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
+               "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, "
+               "context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"),
+          event(c, "INSERT OR IGNORE INTO event(run_id, rank, step, kind, time, message) VALUES(?,?,?,?,?,?)"),
+          anomaly(c,
+                  "INSERT OR IGNORE INTO anomaly(source, rule, rank, step, micro_step, kind, vpp_stage, name, op, "
+                  "value, reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score) "
+                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+          checkpoint_clear(c, "DELETE FROM checkpoint WHERE source_path = ?"),
+          checkpoint(c,
+                     "INSERT OR REPLACE INTO checkpoint(source_path, position, name, rank, epoch, step, times, "
+                     "healthy) VALUES(?,?,?,?,?,?,?,?)"),
+          module_struct(c, "INSERT OR REPLACE INTO module_struct(rank, module, json) VALUES(?,?,?)"),
+          detector(c, "INSERT OR REPLACE INTO detector_state(tensor_id, last_step, state) VALUES(?,?,?)"),
+          whole_file(c, "INSERT OR REPLACE INTO whole_file(path, size, mtime_ns, hash) VALUES(?,?,?,?)"),
+          setting(c, "INSERT OR REPLACE INTO setting(key, value) VALUES(?,?)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
-    Statement sample_many, run, tensor, layout, text, sample, file, issue, stack;
+    Statement sample_many, run, tensor, layout, text, sample, file, event, anomaly, checkpoint_clear, checkpoint,
+        module_struct, detector, whole_file, setting, issue, stack;
 };
 
 SqliteIngestStore::SqliteIngestStore(const std::string& path)
@@ -73,7 +87,7 @@ IngestSnapshot SqliteIngestStore::load_snapshot() {
     Statement texts(read_conn_, "SELECT id, text FROM text_value");
     while (texts.step()) snap.texts.push_back({texts.int64(0), texts.text(1)});
     Statement files(read_conn_,
-                    "SELECT id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header FROM file");
+                    "SELECT id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, context FROM file");
     while (files.step()) {
         FileProgress p;
         p.id = files.int64(0);
@@ -87,9 +101,16 @@ IngestSnapshot SqliteIngestStore::load_snapshot() {
         p.offset = files.int64(8);
         p.line = files.int64(9);
         p.header = files.text(10);
+        p.context = files.text(11);
         snap.max_file_id = std::max(snap.max_file_id, p.id);
         snap.files.push_back(std::move(p));
     }
+    Statement wholes(read_conn_, "SELECT path, size, mtime_ns, hash FROM whole_file");
+    while (wholes.step())
+        snap.whole_files.push_back(
+            {wholes.text(0), wholes.int64(1), wholes.int64(2), static_cast<std::uint64_t>(wholes.int64(3))});
+    Statement settings(read_conn_, "SELECT key, value FROM setting");
+    while (settings.step()) snap.settings.emplace_back(settings.text(0), settings.text(1));
     Statement max_tensor(read_conn_, "SELECT coalesce(max(id), 0) FROM tensor");
     max_tensor.step();
     snap.max_tensor_id = max_tensor.int64(0);
@@ -101,6 +122,17 @@ std::vector<TensorInfo> SqliteIngestStore::load_tensors(std::int64_t run_id) {
     Statement q(read_conn_, "SELECT id, kind, vpp_stage, name, micro_step, layout_id FROM tensor WHERE run_id = ?");
     q.bind(1, run_id);
     while (q.step()) out.push_back({q.int64(0), run_id, q.text(1), q.text(2), q.text(3), q.opt_int64(4), q.int64(5)});
+    return out;
+}
+
+std::vector<DetectorStateRecord> SqliteIngestStore::load_detector_states(const std::vector<std::int64_t>& tensor_ids) {
+    std::vector<DetectorStateRecord> out;
+    Statement q(read_conn_, "SELECT last_step, state FROM detector_state WHERE tensor_id = ?");
+    for (auto id : tensor_ids) {
+        q.bind(1, id);
+        if (q.step()) out.push_back({id, q.int64(0), q.text(1)});
+        q.reset();
+    }
     return out;
 }
 
@@ -166,6 +198,79 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.issue.bind(4, p.excerpt);
         s.issue.run();
     }
+    for (const auto& e : batch.events) {
+        s.event.bind(1, e.run_id);
+        s.event.bind(2, e.rank);
+        s.event.bind(3, e.step);
+        s.event.bind(4, e.kind);
+        s.event.bind(5, e.time);
+        s.event.bind(6, e.message);
+        s.event.run();
+    }
+    for (const auto& a : batch.anomalies) {
+        Statement& q = s.anomaly;
+        q.bind(1, a.source);
+        q.bind(2, a.rule);
+        q.bind(3, a.rank);
+        q.bind(4, a.step);
+        q.bind(5, a.micro_step);
+        q.bind(6, a.kind);
+        q.bind(7, a.vpp_stage);
+        q.bind(8, a.name);
+        q.bind(9, a.op);
+        bind_value(q.raw(), 10, true, a.value);
+        bind_value(q.raw(), 11, a.reference.has_value(), a.reference.value_or(0));
+        q.bind(12, a.message);
+        q.bind(13, a.tag_name);
+        q.bind(14, a.key);
+        q.bind(15, a.call_id);
+        q.bind(16, a.pp_stage);
+        q.bind(17, a.vpp);
+        std::string mates;
+        for (int m : a.group_mates) mates += (mates.empty() ? "" : ",") + std::to_string(m);
+        q.bind(18, mates);
+        q.bind(19, a.score);
+        q.run();
+    }
+    for (const auto& src : batch.checkpoint_sources) {
+        s.checkpoint_clear.bind(1, src);
+        s.checkpoint_clear.run();
+    }
+    for (const auto& c : batch.checkpoints) {
+        s.checkpoint.bind(1, c.source_path);
+        s.checkpoint.bind(2, c.position);
+        s.checkpoint.bind(3, c.name);
+        s.checkpoint.bind(4, c.rank);
+        s.checkpoint.bind(5, c.epoch);
+        s.checkpoint.bind(6, c.step);
+        s.checkpoint.bind(7, c.times);
+        s.checkpoint.bind(8, c.healthy ? 1 : 0);
+        s.checkpoint.run();
+    }
+    for (const auto& m : batch.module_structs) {
+        s.module_struct.bind(1, m.rank);
+        s.module_struct.bind(2, m.module);
+        s.module_struct.bind(3, m.json);
+        s.module_struct.run();
+    }
+    for (const auto& d : batch.detector_states) {
+        s.detector.bind(1, d.tensor_id);
+        s.detector.bind(2, d.last_step);
+        s.detector.bind(3, d.state);
+        s.detector.run();
+    }
+    for (const auto& w : batch.whole_files) {
+        s.whole_file.bind(1, w.path);
+        s.whole_file.bind(2, w.size);
+        s.whole_file.bind(3, w.mtime_ns);
+        s.whole_file.bind(4, static_cast<std::int64_t>(w.hash));
+        s.whole_file.run();
+    }
+    for (const auto& [k, v] : batch.settings) {
+        s.setting.bind(1, k);
+        s.setting.bind(2, v);
+        s.setting.run();
+    }
     for (const auto& f : batch.files) {
         s.file.bind(1, f.id);
         s.file.bind(2, f.run_id);
@@ -178,6 +283,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.file.bind(9, f.offset);
         s.file.bind(10, f.line);
         s.file.bind(11, f.header);
+        s.file.bind(12, f.context);
         s.file.run();
     }
     txn.commit();

@@ -17,6 +17,7 @@ public:
 
     IngestSnapshot load_snapshot() override;
     std::vector<TensorInfo> load_tensors(std::int64_t run_id) override;
+    std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) override;
     void commit(const RecordBatch& batch) override;
 
 private:

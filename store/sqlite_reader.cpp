@@ -1,5 +1,6 @@
 // Reader over SQLite: tensors are selected first (small), then each tensor's rows by one range scan.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <regex>
 #include <unordered_map>
@@ -126,6 +127,86 @@ public:
                     "ORDER BY i.id DESC LIMIT ?");
         q.bind(1, static_cast<std::int64_t>(limit));
         while (q.step()) out.push_back({q.text(0), q.int64(1), q.text(2), q.text(3)});
+        return out;
+    }
+
+    std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
+        std::vector<AnomalyRecord> out;
+        Statement q(conn_,
+                    "SELECT source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, message, "
+                    "tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE (?1 IS NULL OR "
+                    "source = ?1) AND (?2 IS NULL OR rank = ?2) AND step BETWEEN ?3 AND ?4 ORDER BY id");
+        if (filter.source) q.bind(1, std::string_view(*filter.source));
+        if (filter.rank) q.bind(2, *filter.rank);
+        q.bind(3, filter.steps ? filter.steps->min() : std::numeric_limits<std::int64_t>::min());
+        q.bind(4, filter.steps ? filter.steps->max() : std::numeric_limits<std::int64_t>::max());
+        while (q.step()) {
+            AnomalyRecord a;
+            a.step = q.int64(3);
+            if (filter.steps && !filter.steps->contains(a.step)) continue;
+            a.source = q.text(0);
+            a.rule = q.text(1);
+            a.rank = static_cast<int>(q.int64(2));
+            a.micro_step = q.opt_int64(4);
+            a.kind = q.text(5);
+            a.vpp_stage = q.text(6);
+            a.name = q.text(7);
+            a.op = q.text(8);
+            a.value = column_value(q.raw(), 9);
+            if (!q.is_null(10)) a.reference = column_value(q.raw(), 10);
+            a.message = q.text(11);
+            a.tag_name = q.text(12);
+            a.key = q.text(13);
+            a.call_id = q.int64(14);
+            a.pp_stage = q.int64(15);
+            a.vpp = q.int64(16);
+            const std::string mates = q.text(17);
+            for (std::size_t start = 0; start < mates.size();) {
+                auto comma = mates.find(',', start);
+                a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+            a.score = q.real(18);
+            out.push_back(std::move(a));
+        }
+        return out;
+    }
+
+    std::vector<EventRecord> events() override {
+        std::vector<EventRecord> out;
+        Statement q(conn_,
+                    "SELECT run_id, rank, step, kind, time, message FROM event ORDER BY step IS NULL, step, rank, id");
+        while (q.step()) {
+            EventRecord e;
+            e.run_id = q.int64(0);
+            e.rank = static_cast<int>(q.int64(1));
+            e.step = q.opt_int64(2);
+            e.kind = q.text(3);
+            e.time = q.text(4);
+            e.message = q.text(5);
+            out.push_back(std::move(e));
+        }
+        return out;
+    }
+
+    std::vector<CheckpointRecord> checkpoints() override {
+        std::vector<CheckpointRecord> out;
+        Statement q(conn_,
+                    "SELECT source_path, position, name, rank, epoch, step, times, healthy FROM checkpoint ORDER BY "
+                    "source_path, position");
+        while (q.step()) {
+            CheckpointRecord c;
+            c.source_path = q.text(0);
+            c.position = q.int64(1);
+            c.name = q.text(2);
+            c.rank = static_cast<int>(q.int64(3));
+            c.epoch = q.int64(4);
+            c.step = q.int64(5);
+            c.times = q.int64(6);
+            c.healthy = q.int64(7) != 0;
+            out.push_back(std::move(c));
+        }
         return out;
     }
 

@@ -1,9 +1,11 @@
-// The ingest engine: which folders are rank runs, which files are followed, and the read → parse → batch loop.
+// The ingest engine: which folders and files are followed, and the read → parse → batch loop.
 #include "core/ingest/ingest_engine.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -12,11 +14,14 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/detect/detector_set.hpp"
 #include "core/ingest/batch_committer.hpp"
 #include "core/ingest/csv_consumer.hpp"
 #include "core/ingest/key_registry.hpp"
+#include "core/ingest/log_consumer.hpp"
+#include "core/ingest/source_layout.hpp"
 #include "core/ingest/tracked_file.hpp"
-#include "core/layout/monitor_layout.hpp"
+#include "core/ingest/whole_file_reader.hpp"
 #include "core/tail/file_tailer.hpp"
 #include "core/text/csv_record.hpp"
 #include "core/watch/change_watcher.hpp"
@@ -25,11 +30,13 @@ namespace msmon {
 
 namespace {
 
-enum class DirRole { root, run_v1, run_v2 };
+using Clock = std::chrono::steady_clock;
 
 struct TrackedDir {
     DirRole role = DirRole::root;
-    std::int64_t run_id = 0;
+    int rank = 0;
+    std::int64_t run_id = 0;  // msprobe CSV runs
+    std::string mf_output;    // MindFormers output folder the logs in here belong to
 };
 
 std::string canonical(const std::string& path) {
@@ -41,6 +48,11 @@ std::string canonical(const std::string& path) {
 std::string basename_of(const std::string& path) {
     auto slash = path.find_last_of('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string dirname_of(const std::string& path) {
+    auto slash = path.find_last_of('/');
+    return slash == std::string::npos || slash == 0 ? std::string("/") : path.substr(0, slash);
 }
 
 bool is_dir(const std::string& path) {
@@ -82,7 +94,10 @@ struct IngestEngine::Impl {
     std::unique_ptr<ChangeWatcher> watcher;
     std::vector<std::unique_ptr<ChangeWatcher>> retired;
     std::unique_ptr<KeyRegistry> keys;
-    std::unique_ptr<CsvConsumer> consumer;
+    std::unique_ptr<CsvConsumer> csv;
+    std::unique_ptr<LogConsumer> logs;
+    std::unique_ptr<WholeFileReader> wholes;
+    std::unique_ptr<DetectorSet> detectors;
     std::unique_ptr<BatchCommitter> committer;
     std::map<std::string, TrackedDir> dirs;
     std::unordered_map<std::string, TrackedFile> files;
@@ -100,49 +115,49 @@ struct IngestEngine::Impl {
 
     // ---- discovery -------------------------------------------------------------------------------
 
-    bool has_csv_files(const std::string& dir, bool v2) {
+    bool has_v1_csv_files(const std::string& dir) {
         for (const auto& e : list_dir(dir))
-            if (!e.dir && (v2 ? parse_v2_csv_name(e.name) : parse_v1_csv_name(e.name))) return true;
+            if (!e.dir && classify_file(DirRole::run_v1, 0, e.name)) return true;
         return false;
     }
 
     void add_root(const std::string& given) {
         const std::string path = canonical(given);
         const std::string name = basename_of(path);
-        if (auto run = parse_run_dir_name(name)) {
-            track_run_dir(path, DirRole::run_v1, run->rank, run->time_label, run->uid);
-        } else if (auto rank = parse_v2_rank_dir_name(name)) {
-            // A rank_<r> folder given directly is that rank's folder, even before its first file appears.
-            track_run_dir(path, DirRole::run_v2, *rank, "", "");
-        } else if (has_csv_files(path, false)) {
+        if (auto c = classify_child_dir(DirRole::root, name); c && c->role != DirRole::root) {
+            track_dir(path, *c, dirname_of(path));
+        } else if (has_v1_csv_files(path)) {
             notice("'" + path + "' holds msprobe CSVs but its name has no rank (<time>-rank<N>-<uid>): read as rank 0");
-            track_run_dir(path, DirRole::run_v1, 0, "", "");
+            track_dir(path, DirClass{DirRole::run_v1, 0, "", ""}, dirname_of(path));
         } else {
-            track_dir(path, DirRole::root, 0);
+            track_dir(path, DirClass{DirRole::root, 0, "", ""}, path);
         }
     }
 
-    void track_run_dir(const std::string& path, DirRole role, int rank, const std::string& label,
-                       const std::string& uid) {
-        RunInfo proto;
-        proto.rank = rank;
-        proto.path = path;
-        proto.time_label = label;
-        proto.uid = uid;
-        proto.format = role == DirRole::run_v2 ? "msprobe_v2" : "msprobe";
-        track_dir(path, role, keys->run_id(proto, batch));
-    }
-
-    void track_dir(const std::string& path, DirRole role, std::int64_t run_id) {
+    // `parent_output`: the MindFormers output folder logs under this folder belong to.
+    void track_dir(const std::string& path, const DirClass& c, const std::string& parent_output) {
         if (dirs.count(path)) return;
-        dirs[path] = TrackedDir{role, run_id};
+        TrackedDir td;
+        td.role = c.role;
+        td.rank = c.rank;
+        td.mf_output = parent_output;
+        if (c.role == DirRole::run_v1 || c.role == DirRole::run_v2) {
+            RunInfo proto;
+            proto.rank = c.rank;
+            proto.path = path;
+            proto.time_label = c.time_label;
+            proto.uid = c.uid;
+            proto.format = c.role == DirRole::run_v2 ? "msprobe_v2" : "msprobe";
+            td.run_id = keys->run_id(proto, batch);
+            if (c.role == DirRole::run_v2) td.mf_output = dirname_of(dirname_of(path));  // <out>/log/rank_<R>
+        }
+        if (c.role == DirRole::mf_rank_log) td.mf_output = dirname_of(dirname_of(path));
+        if (c.role == DirRole::mf_msrun) td.mf_output = dirname_of(path);
+        dirs[path] = td;
         std::string error;
         if (!watcher->add_dir(path, error)) {
-            if (std::string(watcher->mode()) == "inotify") {
-                switch_to_polling("cannot watch '" + path + "' (" + error + ")");
-            } else {
-                notice("cannot watch '" + path + "': " + error);
-            }
+            if (std::string(watcher->mode()) == "inotify") switch_to_polling("cannot watch '" + path + "' (" + error + ")");
+            else notice("cannot watch '" + path + "': " + error);
         }
         scan_dir(path);
     }
@@ -159,7 +174,28 @@ struct IngestEngine::Impl {
     }
 
     void scan_dir(const std::string& path) {
-        for (const auto& e : list_dir(path)) on_entry(path, e.name, e.dir);
+        auto entries = list_dir(path);
+        // Files in reading order (step ranges ascending, rotated logs oldest first): per series, values arrive
+        // in step order, which detectors and last-write-wins rely on.
+        std::vector<std::pair<std::int64_t, std::string>> file_order;
+        auto it = dirs.find(path);
+        if (it == dirs.end()) return;
+        for (const auto& e : entries) {
+            if (e.dir) continue;
+            if (auto fc = classify_file(it->second.role, it->second.rank, e.name)) file_order.emplace_back(fc->order, e.name);
+        }
+        std::sort(file_order.begin(), file_order.end());
+        for (const auto& e : entries)
+            if (e.dir) on_entry(path, e.name, true);
+        for (const auto& [_, name] : file_order) on_entry(path, name, false);
+    }
+
+    std::int64_t log_run_id(const TrackedDir& td, int rank) {
+        RunInfo proto;
+        proto.rank = rank;
+        proto.path = td.mf_output + "#mindformers#rank" + std::to_string(rank);
+        proto.format = "mindformers";
+        return keys->run_id(proto, batch);
     }
 
     // A new or changed entry in a tracked folder.
@@ -169,28 +205,26 @@ struct IngestEngine::Impl {
         const TrackedDir td = it->second;
         const std::string path = dir + "/" + name;
         if (entry_is_dir) {
-            if (td.role != DirRole::root || dirs.count(path)) return;
-            if (auto run = parse_run_dir_name(name)) {
-                track_run_dir(path, DirRole::run_v1, run->rank, run->time_label, run->uid);
-            } else if (auto rank = parse_v2_rank_dir_name(name)) {
-                track_run_dir(path, DirRole::run_v2, *rank, "", "");
-            } else if (name == "monitor_output") {
-                track_dir(path, DirRole::root, 0);
-            }
+            if (dirs.count(path)) return;
+            if (auto c = classify_child_dir(td.role, name)) track_dir(path, *c, name == "output" ? path : td.mf_output);
             return;
         }
-        if (td.role == DirRole::root) return;
         auto fit = files.find(path);
         if (fit == files.end()) {
-            auto parsed = td.role == DirRole::run_v2 ? parse_v2_csv_name(name) : parse_v1_csv_name(name);
-            if (!parsed) return;
+            auto fc = classify_file(td.role, td.rank, name);
+            if (!fc) return;
             TrackedFile f;
             f.progress.id = next_file_id++;
-            f.progress.run_id = td.run_id;
             f.progress.path = path;
-            f.progress.kind = parsed->kind;
-            f.role = parsed->role;
-            f.v2 = td.role == DirRole::run_v2;
+            f.progress.kind = fc->kind;
+            f.format = fc->format;
+            f.role = fc->csv_role;
+            f.v2 = fc->v2;
+            f.rank = fc->rank;
+            const bool is_log = fc->format == FileFormat::log_file_sink || fc->format == FileFormat::log_stdout;
+            f.progress.run_id = is_log ? log_run_id(td, fc->rank) : td.run_id;
+            if (is_log) f.progress.kind = fc->format == FileFormat::log_stdout ? "worker_log" : "info_log";
+            if (is_whole_file(fc->format)) f.progress.kind = "json";
             fit = files.emplace(path, std::move(f)).first;
             owner.counters_.files.fetch_add(1);
         }
@@ -208,10 +242,22 @@ struct IngestEngine::Impl {
             TrackedFile f;
             f.progress = p;
             const std::string name = basename_of(p.path);
-            f.role = name == "stack_info.csv" ? CsvRole::stack_info : CsvRole::data;
-            for (const auto& r : snap.runs)
-                if (r.id == p.run_id) f.v2 = r.format == "msprobe_v2";
-            if (!p.header.empty() && f.role == CsvRole::data) {
+            const RunInfo* run = keys->run(p.run_id);
+            if (p.kind == "json") {
+                f.format = name == "health_ckpts.json"    ? FileFormat::json_health
+                           : name == "module_struct.json" ? FileFormat::json_module_struct
+                                                          : FileFormat::json_anomaly_dump;
+                const std::string parent = basename_of(dirname_of(p.path));
+                f.rank = parent.rfind("rank", 0) == 0 ? std::atoi(parent.c_str() + 4) : 0;
+            } else if (p.kind == "info_log" || p.kind == "worker_log") {
+                f.format = p.kind == "info_log" ? FileFormat::log_file_sink : FileFormat::log_stdout;
+                f.rank = run ? run->rank : 0;
+            } else {
+                f.role = name == "stack_info.csv" ? CsvRole::stack_info : CsvRole::data;
+                f.format = f.role == CsvRole::stack_info ? FileFormat::csv_stack : FileFormat::csv_data;
+                f.v2 = run && run->format == "msprobe_v2";
+            }
+            if (!p.header.empty() && f.format == FileFormat::csv_data) {
                 std::vector<std::string_view> fields;
                 std::string scratch, error;
                 if (split_csv_fields(p.header, fields, scratch)) {
@@ -242,16 +288,27 @@ struct IngestEngine::Impl {
         }
         in_batch.clear();
         if (batch.empty()) return;
-        // Rows of one tensor together, steps ascending: inserts walk the b-tree in key order. Stable, so a
-        // repeated (tensor, step) keeps its file order and the last write still wins.
+        // Rows of one tensor together, steps ascending: inserts walk the b-tree in key order, and detectors see
+        // each series in step order. Stable, so a repeated (tensor, step) keeps file order: the last write wins.
         std::stable_sort(batch.rows.begin(), batch.rows.end(), [](const SampleRow& a, const SampleRow& b) {
             return a.tensor_id != b.tensor_id ? a.tensor_id < b.tensor_id : a.step < b.step;
         });
+        detectors->observe(batch);
         committer->push(std::move(batch));
         batch = RecordBatch{};
     }
 
+    ConsumeResult consume(TrackedFile& f, std::string_view data) {
+        if (f.format == FileFormat::log_file_sink || f.format == FileFormat::log_stdout)
+            return logs->consume(f, data, batch);
+        return csv->consume(f, data, batch);
+    }
+
     void read_file(TrackedFile& f) {
+        if (is_whole_file(f.format)) {
+            wholes->read(f, batch);
+            return;
+        }
         while (!stopping.load()) {
             TailRead r = tail_file(f.progress, bytes, options.read_chunk);
             if (r.restarted) {
@@ -260,6 +317,7 @@ struct IngestEngine::Impl {
                 f.schema.reset();
                 f.header_rejected = false;
                 f.skipping_long_line = false;
+                f.progress.context.clear();
                 note_in_batch(f);
             }
             if (r.status == TailStatus::error) {
@@ -275,7 +333,7 @@ struct IngestEngine::Impl {
                 if (nl != std::string::npos) f.skipping_long_line = false;
                 continue;
             }
-            ConsumeResult c = consumer->consume(f, bytes, batch);
+            ConsumeResult c = consume(f, bytes);
             if (c.consumed > 0) advance_progress(f.progress, bytes, c.consumed, c.lines);
             if (c.consumed == 0 && bytes.size() >= options.read_chunk) {
                 // A record longer than a whole read: report it and skip to its end, with bounded memory.
@@ -306,6 +364,8 @@ struct IngestEngine::Impl {
             f->dirty = false;
             read_file(*f);
         }
+        for (const auto& path : wholes->due_retries(Clock::now()))
+            if (auto it = files.find(path); it != files.end()) read_file(it->second);
     }
 
     void handle_changes(const std::vector<PathChange>& changes, bool rescan) {
@@ -337,10 +397,24 @@ struct IngestEngine::Impl {
         }
     }
 
+    int wait_ms() const {
+        int ms = 250;
+        if (auto due = wholes->next_retry()) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*due - Clock::now()).count();
+            ms = static_cast<int>(std::clamp<long long>(left, 0, 250));
+        }
+        return ms;
+    }
+
     bool run(std::string& error) {
         IngestSnapshot snap = store.load_snapshot();
         keys = std::make_unique<KeyRegistry>(store, snap);
-        consumer = std::make_unique<CsvConsumer>(*keys);
+        csv = std::make_unique<CsvConsumer>(*keys);
+        logs = std::make_unique<LogConsumer>(*keys);
+        wholes = std::make_unique<WholeFileReader>(snap.whole_files, [this](const std::string& m) { notice(m); });
+        detectors = std::make_unique<DetectorSet>(store, *keys, options.detectors, snap.settings, batch,
+                                                 [this](const std::string& m) { notice(m); });
+        if (!detectors->ok(error)) return false;
         restore(snap);
 
         std::string net;
@@ -377,13 +451,15 @@ struct IngestEngine::Impl {
         std::vector<PathChange> changes;
         while (!stopping.load()) {
             drain_dirty();
-            if (!options.follow && dirty.empty()) break;
+            if (!options.follow && dirty.empty() && !wholes->next_retry()) break;
+            if (options.follow) detectors->on_idle(Clock::now(), batch);
             flush();
             changes.clear();
             bool rescan = false;
-            watcher->wait(250, changes, rescan);
+            watcher->wait(wait_ms(), changes, rescan);
             handle_changes(changes, rescan);
         }
+        detectors->finish(batch);
         flush();
         committer->finish(false);
         return true;

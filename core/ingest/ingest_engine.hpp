@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/detect/detector_options.hpp"
 #include "core/ingest/ingest_store.hpp"
 
 namespace msmon {
@@ -19,6 +20,7 @@ struct IngestOptions {
     int poll_ms = 0;                    // > 0: poll instead of inotify
     std::size_t batch_rows = 100000;     // rows per transaction at most
     std::size_t read_chunk = 4u << 20;  // bytes read from a file at once; a longer line is skipped
+    DetectorOptions detectors;
 };
 
 // Running totals, readable from any thread.

@@ -16,6 +16,8 @@ struct IngestSnapshot {
     std::vector<FileProgress> files;
     std::int64_t max_tensor_id = 0;
     std::int64_t max_file_id = 0;
+    std::vector<WholeFileState> whole_files;
+    std::vector<std::pair<std::string, std::string>> settings;
 };
 
 // Implemented by store/ (SQLite); core/ never speaks SQL.
@@ -25,6 +27,8 @@ public:
     // Called on the engine's reading thread.
     virtual IngestSnapshot load_snapshot() = 0;
     virtual std::vector<TensorInfo> load_tensors(std::int64_t run_id) = 0;
+    // Detector state saved for these tensors (absent ones have none yet).
+    virtual std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) = 0;
     // Called on the engine's writing thread: rows, new keys, issues and file offsets in one transaction.
     // Throws on failure; nothing of the batch is then stored.
     virtual void commit(const RecordBatch& batch) = 0;

@@ -9,10 +9,12 @@ namespace msmon {
 KeyRegistry::KeyRegistry(IngestStore& store, const IngestSnapshot& snapshot) : store_(store) {
     for (const auto& r : snapshot.runs) {
         runs_.emplace(r.path, r.id);
+        run_info_.emplace(r.id, r);
         next_run_ = std::max(next_run_, r.id + 1);
     }
     for (const auto& l : snapshot.layouts) {
         layouts_.emplace(l.ops, l.id);
+        layout_ops_.emplace(l.id, l.ops);
         next_layout_ = std::max(next_layout_, l.id + 1);
     }
     for (const auto& t : snapshot.texts) {
@@ -27,6 +29,7 @@ std::int64_t KeyRegistry::run_id(const RunInfo& proto, RecordBatch& batch) {
     RunInfo run = proto;
     run.id = next_run_++;
     runs_.emplace(run.path, run.id);
+    run_info_.emplace(run.id, run);
     loaded_runs_.insert(run.id);  // a new run has no stored tensors
     batch.new_runs.push_back(std::move(run));
     return batch.new_runs.back().id;
@@ -56,6 +59,7 @@ void KeyRegistry::load_run_tensors(std::int64_t run_id) {
         key_.clear();
         append_key(key_, t.run_id, t.kind, t.vpp_stage, t.name, t.micro_step);
         tensors_.emplace(key_, t.id);
+        tensor_info_.emplace(t.id, t);
     }
 }
 
@@ -80,6 +84,7 @@ std::int64_t KeyRegistry::tensor_id(std::int64_t run_id, std::string_view kind, 
     t.micro_step = micro_step;
     t.layout_id = layout_id;
     tensors_.emplace(key_, t.id);
+    tensor_info_.emplace(t.id, t);
     batch.new_tensors.push_back(std::move(t));
     return batch.new_tensors.back().id;
 }
@@ -88,6 +93,7 @@ std::int64_t KeyRegistry::layout_id(std::string_view ops, RecordBatch& batch) {
     if (auto it = layouts_.find(ops); it != layouts_.end()) return it->second;
     const std::int64_t id = next_layout_++;
     layouts_.emplace(std::string(ops), id);
+    layout_ops_.emplace(id, std::string(ops));
     batch.new_layouts.push_back({id, std::string(ops)});
     return id;
 }
@@ -98,6 +104,25 @@ std::int64_t KeyRegistry::text_id(std::string_view text, RecordBatch& batch) {
     texts_.emplace(std::string(text), id);
     batch.new_texts.push_back({id, std::string(text)});
     return id;
+}
+
+}  // namespace msmon
+
+namespace msmon {
+
+const TensorInfo* KeyRegistry::tensor(std::int64_t id) const {
+    auto it = tensor_info_.find(id);
+    return it == tensor_info_.end() ? nullptr : &it->second;
+}
+
+const RunInfo* KeyRegistry::run(std::int64_t id) const {
+    auto it = run_info_.find(id);
+    return it == run_info_.end() ? nullptr : &it->second;
+}
+
+const std::string* KeyRegistry::layout_ops(std::int64_t id) const {
+    auto it = layout_ops_.find(id);
+    return it == layout_ops_.end() ? nullptr : &it->second;
 }
 
 }  // namespace msmon

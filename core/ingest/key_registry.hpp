@@ -34,6 +34,11 @@ public:
 
     std::size_t run_count() const { return runs_.size(); }
 
+    // Reverse lookups for detectors: what a tensor id, run id and layout id stand for.
+    const TensorInfo* tensor(std::int64_t id) const;
+    const RunInfo* run(std::int64_t id) const;
+    const std::string* layout_ops(std::int64_t id) const;
+
 private:
     void load_run_tensors(std::int64_t run_id);
     static void append_key(std::string& key, std::int64_t run_id, std::string_view kind, std::string_view vpp,
@@ -45,6 +50,9 @@ private:
     StringMap<std::int64_t> layouts_;
     StringMap<std::int64_t> texts_;
     std::unordered_set<std::int64_t> loaded_runs_;
+    std::unordered_map<std::int64_t, TensorInfo> tensor_info_;
+    std::unordered_map<std::int64_t, RunInfo> run_info_;
+    std::unordered_map<std::int64_t, std::string> layout_ops_;
     std::int64_t next_run_ = 1, next_tensor_ = 1, next_layout_ = 1, next_text_ = 1;
     std::string key_;  // reused lookup buffer
 };

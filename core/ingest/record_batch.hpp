@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/detect/anomaly_record.hpp"
 #include "core/parse/msprobe_csv.hpp"
 
 namespace msmon {
@@ -67,6 +68,50 @@ struct FileProgress {
     std::int64_t offset = 0;  // bytes consumed: always at a record boundary
     std::int64_t line = 0;    // physical lines consumed (for error messages)
     std::string header;       // the header record, once read
+    std::string context;      // reader state that must survive a restart with the offset (log files)
+};
+
+// Something that happened in the job, from its logs: a data skip, a global-norm spike, a stop, an error.
+struct EventRecord {
+    std::int64_t run_id = 0;
+    int rank = 0;
+    std::optional<std::int64_t> step;
+    std::string kind;  // start, data_skip, global_norm_spike, stop, error, checkpoint_saved
+    std::string time;  // the log line's own time text
+    std::string message;
+};
+
+// A checkpoint listed in health_ckpts.json (is_health 0 = healthy), in file order.
+struct CheckpointRecord {
+    std::string name;
+    int rank = 0;
+    std::int64_t epoch = 0;
+    std::int64_t step = 0;  // global step (sink_size 1: the epoch field E)
+    std::int64_t times = 0;
+    bool healthy = true;
+    std::int64_t position = 0;
+    std::string source_path;
+};
+
+// A file that is rewritten whole (anomaly.json, health_ckpts.json, module_struct.json): what was last read.
+struct WholeFileState {
+    std::string path;
+    std::int64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t hash = 0;
+};
+
+struct ModuleStructEntry {
+    int rank = 0;
+    std::string module;
+    std::string json;  // the module's entry as JSON text
+};
+
+// Per-tensor detector state (msprobe-compatible EMA per op), saved with the rows it has seen.
+struct DetectorStateRecord {
+    std::int64_t tensor_id = 0;
+    std::int64_t last_step = 0;
+    std::string state;
 };
 
 // A line that could not be used: counted, logged, and stored with its file and line.
@@ -92,6 +137,14 @@ struct RecordBatch {
     std::vector<SampleRow> rows;
     std::vector<ParseIssue> issues;
     std::vector<StackEntry> stacks;
+    std::vector<EventRecord> events;
+    std::vector<AnomalyRecord> anomalies;
+    std::vector<CheckpointRecord> checkpoints;  // replaces what was stored from the same source_path
+    std::vector<std::string> checkpoint_sources;
+    std::vector<ModuleStructEntry> module_structs;
+    std::vector<DetectorStateRecord> detector_states;
+    std::vector<WholeFileState> whole_files;
+    std::vector<std::pair<std::string, std::string>> settings;  // store-wide settings (e.g. the monitor config)
     std::vector<FileProgress> files;  // the final progress of every file this batch advanced
 
     std::size_t value_count() const {
@@ -102,7 +155,9 @@ struct RecordBatch {
     }
     bool empty() const {
         return new_runs.empty() && new_tensors.empty() && new_layouts.empty() && new_texts.empty() &&
-               rows.empty() && issues.empty() && stacks.empty() && files.empty();
+               rows.empty() && issues.empty() && stacks.empty() && events.empty() && anomalies.empty() &&
+               checkpoint_sources.empty() && module_structs.empty() && detector_states.empty() &&
+               whole_files.empty() && settings.empty() && files.empty();
     }
 };
 

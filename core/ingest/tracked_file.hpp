@@ -11,8 +11,25 @@
 
 namespace msmon {
 
+// How a followed file is read.
+enum class FileFormat {
+    csv_data,            // msprobe statistics CSV
+    csv_stack,           // stack_info.csv
+    log_file_sink,       // MindFormers info.log (file prefix)
+    log_stdout,          // msrun worker_<i>.log (stdout prefix, tracebacks)
+    json_anomaly_dump,   // anomaly_detected/rank<r>/anomaly.json, anomaly_analyse.json
+    json_health,         // health_ckpts.json
+    json_module_struct,  // module_struct/rank<r>/module_struct.json
+};
+
+inline bool is_whole_file(FileFormat f) {
+    return f == FileFormat::json_anomaly_dump || f == FileFormat::json_health || f == FileFormat::json_module_struct;
+}
+
 struct TrackedFile {
     FileProgress progress;
+    FileFormat format = FileFormat::csv_data;
+    int rank = 0;  // logs and JSON documents: the rank from the path
     CsvRole role = CsvRole::data;
     bool v2 = false;                  // monitor_v2 file: kinds come from (slug, scope)
     std::optional<CsvSchema> schema;  // from the header record

@@ -174,7 +174,6 @@ std::optional<TsmLine> parse_tsm_line(std::string_view message) {
     TsmLine t;
     t.global_step = (to_int(m[1]) - 1) * to_int(m[4]) + to_int(m[3]);
     t.tag = m[5].str();
-    t.tag.pop_back();  // the ':' after the tag
     std::string_view value(&*m[6].first, static_cast<std::size_t>(m[6].length()));
     value = trim(value);
     if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {

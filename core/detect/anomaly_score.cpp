@@ -1,0 +1,31 @@
+// Scores: NaN appearing in a finite series 100; rank outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio);
+// mean jumps 1 + log10(ratio) (means hover around zero, so their ratios are noise); NaN placeholders 0.
+#include "core/detect/anomaly_score.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace msmon {
+
+double anomaly_score(const AnomalyRecord& a) {
+    const double ref = a.reference.value_or(std::nan(""));
+    if (a.rule == "AnomalyNan") {
+        if (std::isnan(a.value)) return std::isnan(ref) ? 0.0 : 100.0;  // NaN after NaN: a placeholder series
+        return 40.0;                                                       // above an absolute threshold
+    }
+    if (a.rule == "AnomalyTurbulence") {
+        const double ratio = std::isfinite(ref) && ref > 0 ? std::abs(a.value) / ref : 1e6;
+        const double lr = std::log10(std::max(ratio, 1.0));
+        return a.op == "norm" ? 10.0 + 10.0 * lr : 1.0 + lr;
+    }
+    if (a.rule == "CrossRankOutlier") {
+        const double ratio = std::isfinite(ref) && ref != 0 ? std::abs(a.value / ref) : 1e6;
+        return 60.0 + 5.0 * std::abs(std::log10(std::max(ratio, 1e-12)));
+    }
+    if (a.rule == "StalledRank") return 80.0;
+    if (a.rule == "GlobalNormSpike") return 50.0;
+    if (a.rule == "EmbeddingNormHigh") return 45.0;
+    return 5.0;
+}
+
+}  // namespace msmon

@@ -1,0 +1,356 @@
+// Detectors over each batch: msprobe-compatible rules (exact EMA state, persisted per tensor), MindFormers
+// global-norm spikes and embedding norm, cross-rank outliers (median/MAD per step), stalled ranks (live only).
+#include "core/detect/detector_set.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/detect/anomaly_score.hpp"
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+std::vector<std::string> numeric_ops(const std::string& layout) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= layout.size()) {
+        const auto comma = layout.find(',', start);
+        std::string op = layout.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (op != "shape" && op != "dtype") out.push_back(std::move(op));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::int64_t vpp_number(const std::string& vpp) { return parse_int(vpp).value_or(0); }
+
+}  // namespace
+
+DetectorSet::DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions options,
+                         const std::vector<std::pair<std::string, std::string>>& settings, RecordBatch& batch,
+                         std::function<void(const std::string&)> notice)
+    : store_(store), keys_(keys), options_(std::move(options)), notice_(std::move(notice)) {
+    std::optional<std::string> config = options_.monitor_config_text;
+    if (config) {
+        batch.settings.emplace_back("monitor_config", *config);
+    } else {
+        for (const auto& [k, v] : settings)
+            if (k == "monitor_config") config = v;
+    }
+    if (!config) return;
+    try {
+        rules_ = MsprobeAlertRules::from_config(nlohmann::json::parse(*config), error_);
+        if (rules_)
+            for (const auto& w : rules_->warnings) notice_("monitor config: " + w);
+    } catch (const nlohmann::json::exception& e) {
+        error_ = std::string("monitor config is not valid JSON: ") + e.what();
+    }
+}
+
+bool DetectorSet::ok(std::string& error) const {
+    if (error_.empty()) return true;
+    error = error_;
+    return false;
+}
+
+std::string DetectorSet::encode(const TensorState& s) {
+    std::string out = "last=" + std::to_string(s.last_step) + ";spike=" + std::to_string(s.spike_count) + ";ema=";
+    for (std::size_t k = 0; k < s.ops.size(); ++k) {
+        if (k) out += ',';
+        out += s.ops[k].seeded() ? format_double(s.ops[k].average()) : std::string("-");
+    }
+    return out;
+}
+
+DetectorSet::TensorState DetectorSet::decode(const std::string& text) {
+    TensorState s;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        const auto semi = rest.find(';');
+        const std::string_view item = rest.substr(0, semi);
+        rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+        const auto eq = item.find('=');
+        if (eq == std::string_view::npos) continue;
+        const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+        if (key == "last") s.last_step = parse_int(value).value_or(-1);
+        else if (key == "spike") s.spike_count = parse_int(value).value_or(0);
+        else if (key == "ema") {
+            std::string_view list = value;
+            while (!list.empty()) {
+                const auto comma = list.find(',');
+                const std::string_view v = list.substr(0, comma);
+                list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+                MsprobeSeriesState st;
+                if (v != "-") st.restore(parse_double(v).value_or(std::nan("")));
+                s.ops.push_back(st);
+            }
+        }
+    }
+    return s;
+}
+
+void DetectorSet::load_states(const RecordBatch& batch) {
+    std::vector<std::int64_t> unknown;
+    std::int64_t previous = -1;
+    for (const auto& row : batch.rows) {
+        if (row.tensor_id == previous) continue;
+        previous = row.tensor_id;
+        if (!states_.count(row.tensor_id)) unknown.push_back(row.tensor_id);
+    }
+    if (unknown.empty()) return;
+    for (const auto& rec : store_.load_detector_states(unknown)) states_[rec.tensor_id] = decode(rec.state);
+    for (auto id : unknown) states_.try_emplace(id);
+}
+
+DetectorSet::TensorState& DetectorSet::state_of(std::int64_t tensor_id) { return states_[tensor_id]; }
+
+void DetectorSet::msprobe_compat(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
+                                 RecordBatch& batch) {
+    const std::string* layout = keys_.layout_ops(row.layout_id);
+    if (!layout) return;
+    const auto ops = numeric_ops(*layout);
+    if (st.ops.size() < ops.size()) st.ops.resize(ops.size());
+    const std::string tag = msprobe_tag_name(t.kind, t.vpp_stage, t.name, t.micro_step, run.rank);
+    for (std::size_t k = 0; k < ops.size() && static_cast<int>(k) < row.value_count; ++k) {
+        auto finding = st.ops[k].observe(*rules_, ops[k], row.values[k]);
+        if (!finding) continue;
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = finding->rule;
+        a.rank = run.rank;
+        a.step = row.step;
+        a.micro_step = t.micro_step;
+        a.kind = t.kind;
+        a.vpp_stage = t.vpp_stage;
+        a.vpp = vpp_number(t.vpp_stage);
+        a.pp_stage = run.rank;
+        a.name = t.name;
+        a.op = ops[k];
+        a.value = finding->value;
+        a.reference = finding->history;
+        a.tag_name = tag;
+        a.message = "Rule " + a.rule + " reports anomaly signal in ('" + tag + "', '" + a.op + "') at step " +
+                    std::to_string(row.step) + ", current value " + python_float_repr(finding->value) +
+                    ", history mean " + python_float_repr(finding->history) + ".";
+        a.score = anomaly_score(a);
+        batch.anomalies.push_back(std::move(a));
+    }
+}
+
+void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
+                                     RecordBatch& batch) {
+    const double v = row.values[0];
+    auto emit = [&](const char* rule, double reference, std::string message) {
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = rule;
+        a.rank = run.rank;
+        a.step = row.step;
+        a.kind = t.kind;
+        a.name = t.name;
+        a.op = "value";
+        a.value = v;
+        a.reference = reference;
+        a.tag_name = t.kind + "/rank" + std::to_string(run.rank);
+        a.message = std::move(message);
+        a.score = anomaly_score(a);
+        batch.anomalies.push_back(std::move(a));
+    };
+    if (t.kind == "global_norm") {
+        if (v >= options_.global_norm_threshold || std::isnan(v)) {
+            ++st.spike_count;
+            emit("GlobalNormSpike", options_.global_norm_threshold,
+                 "global norm " + format_double(v) + " at step " + std::to_string(row.step) + " is above the threshold " +
+                     format_double(options_.global_norm_threshold) + ": " + std::to_string(st.spike_count) + " of " +
+                     std::to_string(options_.global_norm_count_threshold) +
+                     " consecutive spikes (MindFormers skips this step's update and stops at the last)");
+        } else {
+            st.spike_count = 0;
+        }
+    } else if (t.kind == "embedding_local_norm" && options_.embedding_norm_threshold &&
+               v >= *options_.embedding_norm_threshold) {
+        emit("EmbeddingNormHigh", *options_.embedding_norm_threshold,
+             "embedding local norm " + format_double(v) + " at step " + std::to_string(row.step) +
+                 " is at or above the threshold " + format_double(*options_.embedding_norm_threshold) +
+                 ": the checkpoint saved at this step will be marked unhealthy");
+    }
+}
+
+void DetectorSet::cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
+    std::string group;
+    double value = 0;
+    std::string name = t.name;
+    if (run.format == "mindformers") {
+        if (t.kind != "loss" && t.kind != "global_norm") return;
+        group = t.kind + ":value";
+        value = row.values[0];
+    } else {
+        if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return;
+        const std::string* layout = keys_.layout_ops(row.layout_id);
+        if (!layout) return;
+        const auto ops = numeric_ops(*layout);
+        const auto it = std::find(ops.begin(), ops.end(), "norm");
+        if (it == ops.end() || it - ops.begin() >= row.value_count) return;
+        group = t.kind + ":norm";
+        value = row.values[it - ops.begin()];
+        name = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+    }
+    cross_[{group, row.step}].values[name][run.rank] = value;
+    auto& latest = cross_latest_[group][run.rank];
+    latest = std::max(latest, row.step);
+}
+
+void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
+    for (auto it = cross_.begin(); it != cross_.end();) {
+        const auto& [group, step] = it->first;
+        const auto& latest = cross_latest_[group];
+        std::size_t complete = 0;
+        for (const auto& [rank, s] : latest) complete += s > step;
+        const std::size_t needed = std::max<std::size_t>(static_cast<std::size_t>(options_.cross_rank_min_ranks),
+                                                         (latest.size() * 3 + 3) / 4);
+        if (!all && complete < needed) {
+            ++it;
+            continue;
+        }
+        struct Worst {
+            int flagged = 0, compared = 0;
+            double rel = -1, value = 0, median = 0;
+            std::string name;
+        };
+        std::map<int, Worst> per_rank;
+        std::size_t ranks_in_group = 0;
+        for (const auto& [name, by_rank] : it->second.values) {
+            ranks_in_group = std::max(ranks_in_group, by_rank.size());
+            if (static_cast<int>(by_rank.size()) < options_.cross_rank_min_ranks) continue;
+            std::vector<double> finite;
+            for (const auto& [r, v] : by_rank)
+                if (std::isfinite(v)) finite.push_back(v);
+            if (static_cast<int>(finite.size()) < options_.cross_rank_min_ranks) continue;
+            const double med = median_of(finite);
+            std::vector<double> dev;
+            for (double v : finite) dev.push_back(std::abs(v - med));
+            const double mad = median_of(dev) * 1.4826;
+            for (const auto& [r, v] : by_rank) {
+                Worst& w = per_rank[r];
+                ++w.compared;
+                const double d = std::isfinite(v) ? std::abs(v - med) : INFINITY;
+                const double z = mad > 0 ? d / mad : (d > 0 ? INFINITY : 0);
+                const double rel = med != 0 ? d / std::abs(med) : (d > 0 ? INFINITY : 0);
+                if (z > options_.cross_rank_mad_k && rel > options_.cross_rank_min_ratio) {
+                    ++w.flagged;
+                    if (rel > w.rel) {
+                        w.rel = rel;
+                        w.value = v;
+                        w.median = med;
+                        w.name = name;
+                    }
+                }
+            }
+        }
+        const auto colon = group.find(':');
+        for (const auto& [r, w] : per_rank) {
+            if (!w.flagged) continue;
+            AnomalyRecord a;
+            a.source = "detected";
+            a.rule = "CrossRankOutlier";
+            a.rank = r;
+            a.step = step;
+            a.kind = group.substr(0, colon);
+            a.op = group.substr(colon + 1);
+            a.name = w.name;
+            if (const auto c = a.name.find(':'); a.op == "norm" && c != std::string::npos) {
+                a.vpp_stage = a.name.substr(0, c);
+                a.name = a.name.substr(c + 1);
+            }
+            a.value = w.value;
+            a.reference = w.median;
+            a.tag_name = a.kind + "/rank" + std::to_string(r);
+            a.message = "rank " + std::to_string(r) + ": " + a.kind + " " + a.op + " far from the other " +
+                        std::to_string(ranks_in_group - 1) + " ranks at step " + std::to_string(step) + " on " +
+                        std::to_string(w.flagged) + " of " + std::to_string(w.compared) + " series (worst " +
+                        (w.name.empty() ? a.kind : w.name) + ": " + format_double(w.value) + " vs median " +
+                        format_double(w.median) + ")";
+            a.score = anomaly_score(a);
+            batch.anomalies.push_back(std::move(a));
+        }
+        it = cross_.erase(it);
+    }
+}
+
+void DetectorSet::pace(int rank, std::int64_t step, Clock::time_point now) {
+    RankPace& p = pace_[rank];
+    if (step <= p.last_step) return;
+    if (p.last_step >= 0) {
+        p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count());
+        if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
+    }
+    p.last_step = step;
+    p.last_advance = now;
+}
+
+void DetectorSet::observe(RecordBatch& batch) {
+    if (batch.rows.empty()) return;
+    load_states(batch);
+    const auto now = Clock::now();
+    for (const auto& row : batch.rows) {
+        const TensorInfo* t = keys_.tensor(row.tensor_id);
+        const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+        if (!t || !run) continue;
+        TensorState& st = state_of(row.tensor_id);
+        const bool fresh = row.step > st.last_step;  // values seen before (a re-read file) are not re-judged
+        if (fresh) {
+            if (run->format == "mindformers") mindformers_checks(row, *t, *run, st, batch);
+            else if (rules_ && !rules_->rules.empty()) msprobe_compat(row, *t, *run, st, batch);
+            st.last_step = row.step;
+            touched_.insert(row.tensor_id);
+        }
+        cross_rank_collect(row, *t, *run);
+        if (live_) pace(run->rank, row.step, now);
+    }
+    for (auto id : touched_) batch.detector_states.push_back({id, states_[id].last_step, encode(states_[id])});
+    touched_.clear();
+}
+
+void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {
+    live_ = true;  // from the first idle moment on, arrival times are live pace, not catch-up speed
+    cross_rank_evaluate(false, batch);
+    if (pace_.size() < 2) return;
+    for (auto& [rank, p] : pace_) {
+        if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step) continue;
+        const double med = median_of(p.intervals);
+        const double age = std::chrono::duration<double>(now - p.last_advance).count();
+        if (age <= options_.stall_factor * med) continue;
+        bool others_advanced = false;
+        for (const auto& [other, q] : pace_)
+            if (other != rank && q.last_advance > p.last_advance) others_advanced = true;
+        if (!others_advanced) continue;
+        p.flagged_step = p.last_step;
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = "StalledRank";
+        a.rank = rank;
+        a.step = p.last_step;
+        a.op = "seconds";
+        a.value = age;
+        a.reference = med;
+        a.tag_name = "rank" + std::to_string(rank);
+        a.message = "rank " + std::to_string(rank) + " has written nothing new for " + format_double(std::round(age * 10) / 10) +
+                    " s after step " + std::to_string(p.last_step) + " (its median step time is " +
+                    format_double(std::round(med * 1000) / 1000) + " s) while other ranks advance";
+        a.score = anomaly_score(a);
+        batch.anomalies.push_back(std::move(a));
+    }
+}
+
+void DetectorSet::finish(RecordBatch& batch) { cross_rank_evaluate(true, batch); }
+
+}  // namespace msmon

@@ -1,0 +1,77 @@
+// msmon's detectors, run on each batch before it is committed so that anomalies and detector state land in the
+// same transaction as the rows they were computed from.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/detect/detector_options.hpp"
+#include "core/detect/msprobe_rules.hpp"
+#include "core/ingest/key_registry.hpp"
+
+namespace msmon {
+
+class DetectorSet {
+public:
+    using Clock = std::chrono::steady_clock;
+    DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions options,
+                const std::vector<std::pair<std::string, std::string>>& settings, RecordBatch& batch,
+                std::function<void(const std::string&)> notice);
+
+    bool ok(std::string& error) const;
+    // Rows sorted by (tensor, step). Adds anomalies and detector state to the batch.
+    void observe(RecordBatch& batch);
+    // Between reads in follow mode: cross-rank groups that became complete, ranks that stopped.
+    void on_idle(Clock::time_point now, RecordBatch& batch);
+    // End of a run: evaluate every pending cross-rank group.
+    void finish(RecordBatch& batch);
+
+private:
+    struct TensorState {
+        std::int64_t last_step = -1;
+        std::vector<MsprobeSeriesState> ops;  // per numeric op slot
+        std::int64_t spike_count = 0;         // global_norm: consecutive values ≥ threshold
+    };
+    struct CrossGroup {
+        std::map<std::string, std::map<int, double>> values;  // name → rank → value
+    };
+    struct RankPace {
+        std::int64_t last_step = -1;
+        Clock::time_point last_advance{};
+        std::vector<double> intervals;  // seconds between step advances, the latest 21
+        std::int64_t flagged_step = -1;
+    };
+
+    void load_states(const RecordBatch& batch);
+    TensorState& state_of(std::int64_t tensor_id);
+    static std::string encode(const TensorState& s);
+    static TensorState decode(const std::string& text);
+    void msprobe_compat(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
+                        RecordBatch& batch);
+    void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
+                            RecordBatch& batch);
+    void cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
+    void cross_rank_evaluate(bool all, RecordBatch& batch);
+    void pace(int rank, std::int64_t step, Clock::time_point now);
+
+    IngestStore& store_;
+    KeyRegistry& keys_;
+    DetectorOptions options_;
+    std::function<void(const std::string&)> notice_;
+    std::optional<MsprobeAlertRules> rules_;
+    std::string error_;
+    std::unordered_map<std::int64_t, TensorState> states_;
+    std::set<std::int64_t> touched_;
+    // cross-rank: (group, step) → group values; per group, the latest step each rank reported
+    std::map<std::pair<std::string, std::int64_t>, CrossGroup> cross_;
+    std::map<std::string, std::map<int, std::int64_t>> cross_latest_;
+    std::map<int, RankPace> pace_;
+    bool live_ = false;
+};
+
+}  // namespace msmon

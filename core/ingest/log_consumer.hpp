@@ -1,0 +1,44 @@
+// Turns complete lines of a MindFormers log (info.log or msrun's worker_<i>.log) into series rows and events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/ingest/csv_consumer.hpp"
+#include "core/ingest/key_registry.hpp"
+#include "core/ingest/tracked_file.hpp"
+
+namespace msmon {
+
+// What a log reader must remember between reads (saved with the file offset, so a restart resumes exactly).
+struct LogReaderContext {
+    std::int64_t step = -1;               // the last step line's global step: steps for lines that carry none
+    bool partial_loss_warning = false;    // "the loss on the last card is valid" seen before the next step line
+    std::int64_t micro_step_of = -1;      // the step the micro counters belong to
+    std::map<std::string, std::int64_t> micro_counts;  // micro_local_<tag>_loss lines seen for that step
+
+    std::string serialize() const;
+    static LogReaderContext parse(std::string_view text);
+};
+
+class LogConsumer {
+public:
+    explicit LogConsumer(KeyRegistry& keys) : keys_(keys) {}
+    // `bytes` starts at file.progress.offset. Whole lines only; a traceback waits until its exception line.
+    ConsumeResult consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch);
+
+private:
+    void handle_message(TrackedFile& file, LogReaderContext& ctx, std::string_view level, std::string_view time,
+                        std::string_view message, RecordBatch& batch, ConsumeResult& result);
+    void add_value(TrackedFile& file, std::string_view kind, std::string_view name, std::optional<std::int64_t> micro,
+                   std::int64_t step, double value, RecordBatch& batch, ConsumeResult& result);
+    void add_event(TrackedFile& file, std::optional<std::int64_t> step, std::string kind, std::string_view time,
+                   std::string message, RecordBatch& batch);
+
+    KeyRegistry& keys_;
+    std::int64_t value_layout_ = 0;
+};
+
+}  // namespace msmon

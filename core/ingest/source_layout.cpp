@@ -1,0 +1,121 @@
+// Name-based classification of the output trees msprobe and MindFormers write (spec msprobe §1, §3.5, §4;
+// MindFormers §1.2, §5.2).
+#include "core/ingest/source_layout.hpp"
+
+#include "core/layout/monitor_layout.hpp"
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+std::optional<int> rank_suffix(std::string_view name, std::string_view prefix) {
+    if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+    auto r = parse_int(name.substr(prefix.size()));
+    if (!r || *r < 0 || *r > 1000000) return std::nullopt;
+    return static_cast<int>(*r);
+}
+
+}  // namespace
+
+std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name) {
+    switch (parent) {
+        case DirRole::root:
+            if (auto run = parse_run_dir_name(name)) return DirClass{DirRole::run_v1, run->rank, run->time_label, run->uid};
+            if (auto rank = parse_v2_rank_dir_name(name)) return DirClass{DirRole::run_v2, *rank, "", ""};
+            if (name == "monitor_output" || name == "output") return DirClass{DirRole::root, 0, "", ""};
+            if (name == "anomaly_detected") return DirClass{DirRole::anomaly_root, 0, "", ""};
+            if (name == "module_struct") return DirClass{DirRole::struct_root, 0, "", ""};
+            if (name == "log" || name.substr(0, 4) == "log_") return DirClass{DirRole::mf_log_root, 0, "", ""};
+            if (name == "msrun_log") return DirClass{DirRole::mf_msrun, 0, "", ""};
+            return std::nullopt;
+        case DirRole::anomaly_root:
+            if (auto r = rank_suffix(name, "rank")) return DirClass{DirRole::anomaly_rank, *r, "", ""};
+            return std::nullopt;
+        case DirRole::struct_root:
+            if (auto r = rank_suffix(name, "rank")) return DirClass{DirRole::struct_rank, *r, "", ""};
+            return std::nullopt;
+        case DirRole::mf_log_root:
+            if (auto r = rank_suffix(name, "rank_")) return DirClass{DirRole::mf_rank_log, *r, "", ""};
+            return std::nullopt;
+        default:
+            return std::nullopt;
+    }
+}
+
+std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_view name) {
+    FileClass c;
+    c.rank = dir_rank;
+    auto info_log = [&]() -> bool {
+        // info.log (current) and its rotations info.log.1 (newest) .. info.log.5 (oldest): read oldest first.
+        if (name == "info.log") {
+            c.order = 0;
+        } else if (name.substr(0, 9) == "info.log.") {
+            auto n = parse_int(name.substr(9));
+            if (!n || *n < 1) return false;
+            c.order = -*n;
+        } else {
+            return false;
+        }
+        c.format = FileFormat::log_file_sink;
+        return true;
+    };
+    switch (dir) {
+        case DirRole::run_v1:
+            if (auto csv = parse_v1_csv_name(name)) {
+                c.format = csv->role == CsvRole::stack_info ? FileFormat::csv_stack : FileFormat::csv_data;
+                c.csv_role = csv->role;
+                c.kind = csv->kind;
+                c.order = csv->first_step;
+                return c;
+            }
+            return std::nullopt;
+        case DirRole::run_v2:
+            if (auto csv = parse_v2_csv_name(name)) {
+                c.kind = csv->kind;
+                c.v2 = true;
+                c.order = csv->first_step;
+                return c;
+            }
+            if (info_log()) return c;
+            return std::nullopt;
+        case DirRole::mf_rank_log:
+            if (info_log()) return c;
+            return std::nullopt;
+        case DirRole::mf_msrun:
+        case DirRole::root:
+            if (auto r = rank_suffix(name.substr(0, name.size() >= 4 ? name.size() - 4 : 0), "worker_");
+                r && name.size() > 4 && name.substr(name.size() - 4) == ".log") {
+                c.format = FileFormat::log_stdout;
+                c.rank = *r;
+                return c;
+            }
+            if (dir == DirRole::root && name == "health_ckpts.json") {
+                c.format = FileFormat::json_health;
+                return c;
+            }
+            return std::nullopt;
+        case DirRole::anomaly_rank:
+            if (name == "anomaly.json") {
+                c.format = FileFormat::json_anomaly_dump;
+                return c;
+            }
+            return std::nullopt;
+        case DirRole::anomaly_root:
+            if (name == "anomaly_analyse.json") {
+                c.format = FileFormat::json_anomaly_dump;
+                return c;
+            }
+            return std::nullopt;
+        case DirRole::struct_rank:
+            if (name == "module_struct.json") {
+                c.format = FileFormat::json_module_struct;
+                return c;
+            }
+            return std::nullopt;
+        default:
+            return std::nullopt;
+    }
+}
+
+}  // namespace msmon

@@ -1,0 +1,178 @@
+// Whole-file JSON documents. nlohmann::json parses; a parse error at the very end of the text (a cut write)
+// is reported as incomplete so the caller retries instead of counting an error.
+#include "core/parse/json_documents.hpp"
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+ParseOutcome parse_json(std::string_view text, json& doc, std::string& error) {
+    std::string_view t = text;
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+    if (t.empty()) return ParseOutcome::incomplete;
+    try {
+        doc = json::parse(t.begin(), t.end());
+        return ParseOutcome::ok;
+    } catch (const json::parse_error& e) {
+        error = e.what();
+        // Ran out of input: the writer has not finished (these files are truncated, then written).
+        return e.byte >= t.size() ? ParseOutcome::incomplete : ParseOutcome::invalid;
+    }
+}
+
+std::string task_kind(std::string_view task) {
+    if (task == "post_grad") return "grad_reduced";
+    if (task == "acc_grad" || task == "pre_grad") return "grad_unreduced";
+    return std::string(task);  // actv, actv_grad, exp_avg, exp_avg_sq, param_origin, param_updated, ...
+}
+
+}  // namespace
+
+std::optional<MsprobeMessage> parse_msprobe_message(std::string_view message) {
+    static const std::regex re(
+        R"(Rule (AnomalyTurbulence|AnomalyNan) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (-?\d+), current value (\S+), history mean (\S+)\.)");
+    std::cmatch m;
+    if (!std::regex_search(message.begin(), message.end(), m, re)) return std::nullopt;
+    MsprobeMessage out;
+    out.rule = m[1].str();
+    out.tag = m[2].str();
+    out.op = m[3].str();
+    out.step = parse_int(m[4].str()).value_or(0);
+    out.value = parse_double(m[5].str()).value_or(std::nan(""));
+    std::string hist = m[6].str();
+    out.history = parse_double(hist).value_or(std::nan(""));
+    return out;
+}
+
+std::optional<MsprobeTag> split_msprobe_tag(std::string_view tag) {
+    const auto task_sep = tag.rfind('/');
+    if (task_sep == std::string_view::npos) return std::nullopt;
+    const auto rank_sep = tag.rfind('/', task_sep - 1);
+    if (rank_sep == std::string_view::npos) return std::nullopt;
+    const std::string_view rank_part = tag.substr(rank_sep + 1, task_sep - rank_sep - 1);
+    if (rank_part.substr(0, 4) != "rank") return std::nullopt;
+    MsprobeTag out;
+    out.rank = static_cast<int>(parse_int(rank_part.substr(4)).value_or(0));
+    out.kind = task_kind(tag.substr(task_sep + 1));
+    std::string_view head = tag.substr(0, rank_sep);  // "<vpp>:<name>[:<micro>]"
+    const auto colon = head.find(':');
+    if (colon != std::string_view::npos && parse_int(head.substr(0, colon))) {
+        out.vpp_stage = std::string(head.substr(0, colon));
+        head.remove_prefix(colon + 1);
+    }
+    const auto last = head.rfind(':');
+    if (last != std::string_view::npos && parse_int(head.substr(last + 1))) {
+        out.micro_step = parse_int(head.substr(last + 1));
+        head = head.substr(0, last);
+    }
+    out.name = std::string(head);
+    return out;
+}
+
+ParseOutcome parse_anomaly_dump(std::string_view text, std::vector<AnomalyRecord>& out, std::string& error) {
+    json doc;
+    const ParseOutcome r = parse_json(text, doc, error);
+    if (r != ParseOutcome::ok) return r;
+    if (!doc.is_object()) {
+        error = "an anomaly dump must be a JSON object";
+        return ParseOutcome::invalid;
+    }
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        const json& e = it.value();
+        if (!e.is_object()) continue;
+        AnomalyRecord a;
+        a.source = "msprobe";
+        a.key = it.key();
+        a.rank = e.value("rank", 0);
+        a.step = e.value("step", std::int64_t{0});
+        a.micro_step = e.value("micro_step", std::int64_t{0});
+        a.pp_stage = e.value("pp_stage", std::int64_t{0});
+        a.vpp = e.value("vpp_stage", std::int64_t{0});
+        a.call_id = e.value("call_id", std::int64_t{-1});
+        a.tag_name = e.value("tag_name", std::string());
+        a.message = e.value("message", std::string());
+        if (auto mates = e.find("group_mates"); mates != e.end() && mates->is_array())
+            for (const auto& m : *mates)
+                if (m.is_number_integer()) a.group_mates.push_back(m.get<int>());
+        if (auto msg = parse_msprobe_message(a.message)) {
+            a.rule = msg->rule;
+            a.op = msg->op;
+            a.value = msg->value;
+            a.reference = msg->history;
+        } else {
+            a.rule = "unknown";
+            a.value = std::nan("");
+        }
+        if (auto tag = split_msprobe_tag(a.tag_name)) {
+            a.kind = tag->kind;
+            a.vpp_stage = tag->vpp_stage;
+            a.name = tag->name;
+        }
+        out.push_back(std::move(a));
+    }
+    return ParseOutcome::ok;
+}
+
+std::optional<CheckpointName> parse_checkpoint_name(std::string_view name) {
+    static const std::regex re(R"(^(.+)_rank_(\d+)(?:_(\d+))?-(\d+)_(\d+)\.(ckpt|safetensors)$)");
+    std::cmatch m;
+    if (!std::regex_match(name.begin(), name.end(), m, re)) return std::nullopt;
+    CheckpointName c;
+    c.prefix = m[1].str();
+    c.rank = static_cast<int>(parse_int(m[2].str()).value_or(0));
+    c.times = m[3].matched ? parse_int(m[3].str()).value_or(0) : 0;
+    c.epoch = parse_int(m[4].str()).value_or(0);
+    c.step_in_epoch = parse_int(m[5].str()).value_or(0);
+    return c;
+}
+
+ParseOutcome parse_health_checkpoints(std::string_view text, const std::string& source_path,
+                                      std::vector<CheckpointRecord>& out, std::string& error) {
+    json doc;
+    const ParseOutcome r = parse_json(text, doc, error);
+    if (r != ParseOutcome::ok) return r;
+    if (!doc.is_array()) {
+        error = "health_ckpts.json must be a JSON array";
+        return ParseOutcome::invalid;
+    }
+    std::int64_t position = 0;
+    for (const auto& e : doc) {
+        if (!e.is_object() || !e.contains("ckpt_name")) continue;
+        CheckpointRecord c;
+        c.source_path = source_path;
+        c.position = position++;
+        c.name = e.value("ckpt_name", std::string());
+        c.healthy = e.value("is_health", 1) == 0;  // 0 = healthy: the field is a "sick" flag
+        if (auto n = parse_checkpoint_name(c.name)) {
+            c.rank = n->rank;
+            c.times = n->times;
+            c.epoch = n->epoch;
+            // Sink mode with sink_size 1 (MindFormers' default): the epoch field is the global step.
+            c.step = n->epoch;
+        }
+        out.push_back(std::move(c));
+    }
+    return ParseOutcome::ok;
+}
+
+ParseOutcome parse_module_struct(std::string_view text, int rank, std::vector<ModuleStructEntry>& out,
+                                 std::string& error) {
+    json doc;
+    const ParseOutcome r = parse_json(text, doc, error);
+    if (r != ParseOutcome::ok) return r;
+    if (!doc.is_object()) {
+        error = "module_struct.json must be a JSON object";
+        return ParseOutcome::invalid;
+    }
+    for (auto it = doc.begin(); it != doc.end(); ++it) out.push_back({rank, it.key(), it.value().dump()});
+    return ParseOutcome::ok;
+}
+
+}  // namespace msmon
