@@ -46,11 +46,14 @@ struct SqliteIngestStore::WriteStatements {
           file(c,
                "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, "
                "context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"),
-          event(c, "INSERT OR IGNORE INTO event(run_id, rank, step, kind, time, message) VALUES(?,?,?,?,?,?)"),
+          // ON CONFLICT DO NOTHING skips duplicates only; OR IGNORE would also drop rows breaking NOT NULL.
+          event(c,
+                "INSERT INTO event(run_id, rank, step, kind, time, message) VALUES(?,?,?,?,?,?) ON CONFLICT DO "
+                "NOTHING"),
           anomaly(c,
-                  "INSERT OR IGNORE INTO anomaly(source, rule, rank, step, micro_step, kind, vpp_stage, name, op, "
-                  "value, reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score) "
-                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                  "INSERT INTO anomaly(source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, "
+                  "reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score) "
+                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING"),
           checkpoint_clear(c, "DELETE FROM checkpoint WHERE source_path = ?"),
           checkpoint(c,
                      "INSERT OR REPLACE INTO checkpoint(source_path, position, name, rank, epoch, step, times, "
@@ -229,7 +232,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         std::string mates;
         for (int m : a.group_mates) mates += (mates.empty() ? "" : ",") + std::to_string(m);
         q.bind(18, mates);
-        q.bind(19, a.score);
+        q.bind(19, std::isfinite(a.score) ? a.score : 0.0);
         q.run();
     }
     for (const auto& src : batch.checkpoint_sources) {

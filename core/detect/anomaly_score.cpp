@@ -7,7 +7,9 @@
 
 namespace msmon {
 
-double anomaly_score(const AnomalyRecord& a) {
+namespace {
+
+double raw_score(const AnomalyRecord& a) {
     const double ref = a.reference.value_or(std::nan(""));
     if (a.rule == "AnomalyNan") {
         if (std::isnan(a.value)) return std::isnan(ref) ? 0.0 : 100.0;  // NaN after NaN: a placeholder series
@@ -19,6 +21,7 @@ double anomaly_score(const AnomalyRecord& a) {
         return a.op == "norm" ? 10.0 + 10.0 * lr : 1.0 + lr;
     }
     if (a.rule == "CrossRankOutlier") {
+        if (!std::isfinite(a.value)) return 90.0;  // NaN or Inf on one rank, finite on the others
         const double ratio = std::isfinite(ref) && ref != 0 ? std::abs(a.value / ref) : 1e6;
         return 60.0 + 5.0 * std::abs(std::log10(std::max(ratio, 1e-12)));
     }
@@ -26,6 +29,13 @@ double anomaly_score(const AnomalyRecord& a) {
     if (a.rule == "GlobalNormSpike") return 50.0;
     if (a.rule == "EmbeddingNormHigh") return 45.0;
     return 5.0;
+}
+
+}  // namespace
+
+double anomaly_score(const AnomalyRecord& a) {
+    const double s = raw_score(a);
+    return std::isfinite(s) ? s : 5.0;
 }
 
 }  // namespace msmon

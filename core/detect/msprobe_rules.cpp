@@ -31,6 +31,7 @@ bool truthy(const nlohmann::json& v) {
         case nlohmann::json::value_t::number_float:
             return v.get<double>() != 0.0;
         case nlohmann::json::value_t::string:
+            return !v.get_ref<const std::string&>().empty();  // json::empty() is false for every string
         case nlohmann::json::value_t::array:
         case nlohmann::json::value_t::object:
             return !v.empty();
@@ -154,7 +155,7 @@ std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::
     if (rules->is_null()) return out;  // load_rules(None) → []
     if (rules->is_object() || rules->is_string()) {
         // Python iterates a dict's keys or a string's characters and calls .get on a str: AttributeError.
-        if (!rules->empty()) {
+        if (truthy(*rules)) {
             error = "alert.rules is not a list";
             return std::nullopt;
         }

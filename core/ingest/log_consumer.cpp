@@ -3,7 +3,10 @@
 
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "core/parse/mindformers_log.hpp"
+#include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -103,8 +106,8 @@ void LogConsumer::add_event(TrackedFile& file, std::optional<std::int64_t> step,
 }
 
 void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::string_view level,
-                                 std::string_view time, std::string_view message, RecordBatch& batch,
-                                 ConsumeResult& result) {
+                                 std::string_view time, std::string_view message, std::int64_t line,
+                                 RecordBatch& batch, ConsumeResult& result) {
     const std::optional<std::int64_t> current = ctx.step >= 0 ? std::optional<std::int64_t>(ctx.step) : std::nullopt;
     if (auto s = parse_step_line(message)) {
         const std::int64_t step = s->global_step;
@@ -147,6 +150,19 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
                 add_value(file, kind, name + "[" + std::to_string(i) + "]", micro, t->global_step, t->values[i], batch,
                           result);
         }
+        return;
+    }
+    if (message.rfind("{ Epoch:[", 0) == 0 || message.rfind("{ step:[", 0) == 0 || message.rfind("Epoch:[", 0) == 0) {
+        // Shaped like a step or TrainingStateMonitor line, but not one we can read: count it, never guess.
+        ParseIssue p;
+        p.file_id = file.progress.id;
+        p.path = file.progress.path;
+        p.line = line;
+        p.reason = "unrecognised step or metric line";
+        p.excerpt = escape_for_display(message, 160);
+        spdlog::warn("{}:{}: {}: {}", p.path, p.line, p.reason, p.excerpt);
+        batch.issues.push_back(std::move(p));
+        ++result.issues;
         return;
     }
     if (auto p = parse_progress_samples(message)) {
@@ -231,7 +247,8 @@ ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, Re
             continue;
         }
         const LogLineHead head = parse_log_head(line);
-        if (head.prefix != LogPrefix::none) handle_message(file, ctx, head.level, head.time, head.message, batch, result);
+        if (head.prefix != LogPrefix::none)
+            handle_message(file, ctx, head.level, head.time, head.message, file.progress.line + lines + 1, batch, result);
         ++lines;
         pos = next;
     }

@@ -31,7 +31,7 @@ public:
 
 private:
     void handle_message(TrackedFile& file, LogReaderContext& ctx, std::string_view level, std::string_view time,
-                        std::string_view message, RecordBatch& batch, ConsumeResult& result);
+                        std::string_view message, std::int64_t line, RecordBatch& batch, ConsumeResult& result);
     void add_value(TrackedFile& file, std::string_view kind, std::string_view name, std::optional<std::int64_t> micro,
                    std::int64_t step, double value, RecordBatch& batch, ConsumeResult& result);
     void add_event(TrackedFile& file, std::optional<std::int64_t> step, std::string kind, std::string_view time,

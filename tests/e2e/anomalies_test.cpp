@@ -1,0 +1,166 @@
+// `msmon anomalies` on msprobe's real alert fixture and on simulated runs with a planted bad rank among 64.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "tests/support/test_env.hpp"
+
+namespace msmon::test {
+namespace {
+
+using Json = nlohmann::json;
+
+Json anomalies_json(const std::string& db, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {program("msmon"), "anomalies", "--db", db, "--format", "json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Json::parse(r.out);
+}
+
+std::vector<std::string> keys_of(const Json& list) {
+    std::vector<std::string> out;
+    for (const auto& a : list) out.push_back(a.value("key", ""));
+    return out;
+}
+
+std::vector<std::string> keys_of_file(const std::string& path) {
+    std::vector<std::string> out;
+    const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(read_file(path));
+    for (auto it = doc.begin(); it != doc.end(); ++it) out.push_back(it.key());
+    return out;
+}
+
+class AlertFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        shared_ = shared_dir();
+        if (shared_.empty()) GTEST_SKIP() << "../shared is absent: real msprobe fixtures not available";
+        fixture_ = shared_ + "/fixtures/msprobe-real/alert";
+        db_ = tmp_ / "store.db";
+        auto r = run({program("msmon"), "ingest", fixture_, "--db", db_, "--monitor-config", fixture_ + "/config.json"},
+                     {{"XDG_STATE_HOME", tmp_ / "state"}});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    TempDir tmp_;
+    std::string shared_, fixture_, db_;
+};
+
+TEST_F(AlertFixture, msprobe_source_holds_every_dumped_entry) {
+    const Json all = anomalies_json(db_, {"--source", "msprobe"});
+    EXPECT_EQ(all.size(), 771u);
+    std::set<std::string> keys;
+    for (const auto& a : all) {
+        keys.insert(a["key"].get<std::string>());
+        for (const char* field : {"source", "rule", "rank", "step", "micro_step", "kind", "name", "op", "value", "message",
+                                  "tag_name", "key", "call_id", "pp_stage", "vpp_stage", "group_mates"})
+            ASSERT_TRUE(a.contains(field)) << field;
+    }
+    const auto dumped = keys_of_file(fixture_ + "/monitor_output/anomaly_detected/rank0/anomaly.json");
+    EXPECT_EQ(keys, std::set<std::string>(dumped.begin(), dumped.end()));
+}
+
+TEST_F(AlertFixture, topk_lists_the_keys_in_msprobe_analyser_order) {
+    EXPECT_EQ(keys_of(anomalies_json(db_, {"--source", "msprobe", "--topk", "8"})),
+              keys_of_file(fixture_ + "/monitor_output/anomaly_detected/anomaly_analyse.json"));
+    EXPECT_EQ(keys_of(anomalies_json(db_, {"--source", "msprobe", "--topk", "20", "--steps", "12,20"})),
+              keys_of_file(fixture_ + "/anomaly_analyse_steps_12_20_top20/anomaly_analyse.json"));
+}
+
+TEST_F(AlertFixture, msprobe_compatible_detection_flags_exactly_what_msprobe_printed) {
+    using Key = std::tuple<std::string, std::string, std::string, std::int64_t>;
+    std::set<Key> printed, detected;
+    const std::regex re(R"(Rule (\w+) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (\d+))");
+    std::ifstream console(fixture_ + "/console.log");
+    for (std::string line; std::getline(console, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, re)) printed.insert({m[1], m[2], m[3], std::stoll(m[4])});
+    }
+    for (const auto& a : anomalies_json(db_, {"--source", "detected"}))
+        if (a["rule"] == "AnomalyTurbulence" || a["rule"] == "AnomalyNan")
+            detected.insert({a["rule"], a["tag_name"], a["op"], a["step"].get<std::int64_t>()});
+    std::vector<Key> missing, extra;
+    std::set_difference(printed.begin(), printed.end(), detected.begin(), detected.end(), std::back_inserter(missing));
+    std::set_difference(detected.begin(), detected.end(), printed.begin(), printed.end(), std::back_inserter(extra));
+    EXPECT_GT(printed.size(), 1000u);
+    EXPECT_TRUE(missing.empty()) << missing.size() << " printed by msprobe, not detected; first: "
+                                 << (missing.empty() ? "" : std::get<1>(missing[0]) + " " + std::get<2>(missing[0]));
+    EXPECT_TRUE(extra.empty()) << extra.size() << " detected, not printed by msprobe; first: "
+                               << (extra.empty() ? "" : std::get<1>(extra[0]) + " " + std::get<2>(extra[0]));
+}
+
+TEST_F(AlertFixture, default_ranking_lists_the_planted_nan_and_spike_first) {
+    const Json top = anomalies_json(db_, {"--topk", "10"});
+    ASSERT_EQ(top.size(), 10u);
+    bool nan_step20 = false, spike_step12 = false;
+    for (const auto& a : top) {
+        if (a["step"] == 20 && a["rule"] == "AnomalyNan" && a["name"] == "layers.1.fc1.weight") nan_step20 = true;
+        if (a["step"] == 12 && a["rule"] == "AnomalyTurbulence" && a["op"] == "norm") spike_step12 = true;
+        EXPECT_TRUE(a["step"] == 20 || a["step"] == 12) << a.dump();
+    }
+    EXPECT_TRUE(nan_step20);
+    EXPECT_TRUE(spike_step12);
+}
+
+TEST(CrossRank, a_planted_bad_rank_among_64_is_the_only_outlier) {
+    TempDir tmp;
+    const std::string job = tmp / "job", db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "simulate", job, "--ranks", "64", "--steps", "12", "--params", "6", "--faults",
+                   "spike@8:r17x20,nan@5:r40"})
+                  .exit_code,
+              0);
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}).exit_code, 0);
+    std::set<std::pair<int, std::int64_t>> flagged;
+    for (const auto& a : anomalies_json(db, {"--source", "detected"}))
+        if (a["rule"] == "CrossRankOutlier") flagged.insert({a["rank"].get<int>(), a["step"].get<std::int64_t>()});
+    EXPECT_EQ(flagged, (std::set<std::pair<int, std::int64_t>>{{17, 8}, {40, 5}}));
+    // The bad rank is what the default ranking shows first.
+    const Json top = anomalies_json(db, {"--topk", "2"});
+    ASSERT_EQ(top.size(), 2u);
+    EXPECT_EQ(top[0]["rule"], "CrossRankOutlier");
+}
+
+TEST(StalledRank, a_rank_that_stops_writing_among_64_is_flagged_while_the_others_advance) {
+    TempDir tmp;
+    const std::string root = tmp / "job/monitor_output";
+    std::vector<std::string> files;
+    const std::string header = "vpp_stage,name,step,norm,shape,dtype\n";
+    for (int r = 0; r < 64; ++r) {
+        char name[64];
+        std::snprintf(name, sizeof name, "Nov22_10-00-%02d-rank%d-%08x", r % 60, r, 0x10000000u + static_cast<unsigned>(r));
+        std::filesystem::create_directories(root + "/" + name);
+        files.push_back(root + "/" + name + "/grad_reduced_0-9999.csv");
+        write_file(files.back(), header);
+    }
+    const std::string db = tmp / "store.db";
+    Background ingest({program("msmon"), "ingest", tmp / "job", "--follow", "--db", db}, tmp.path(),
+                      {{"XDG_STATE_HOME", tmp / "state"}});
+    bool seen = false;
+    const auto start = std::chrono::steady_clock::now();
+    for (int step = 0; step < 60 && !seen; ++step) {
+        for (int r = 0; r < 64; ++r)
+            if (r != 9 || step < 15) append_file(files[static_cast<std::size_t>(r)], "0,w," + std::to_string(step) + ",1.5,[4],torch.float32\n");
+        std::this_thread::sleep_until(start + std::chrono::milliseconds(200 * (step + 1)));
+        if (step > 20 && step % 3 == 0) {
+            for (const auto& a : anomalies_json(db, {"--source", "detected"}))
+                if (a["rule"] == "StalledRank") {
+                    EXPECT_EQ(a["rank"], 9) << a.dump();
+                    EXPECT_EQ(a["step"], 14);
+                    seen = a["rank"] == 9;
+                }
+        }
+    }
+    EXPECT_TRUE(seen) << "rank 9 stopped at step 14 and was never flagged";
+    ingest.signal(SIGTERM);
+    EXPECT_EQ(ingest.wait(std::chrono::milliseconds(5000)), 0);
+}
+
+}  // namespace
+}  // namespace msmon::test

@@ -1,0 +1,157 @@
+// MindFormers output (info.log, msrun worker logs, health_ckpts.json) through the real `msmon ingest`, `query`
+// and `health`.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/reference_csv.hpp"
+#include "tests/support/test_env.hpp"
+
+namespace msmon::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// rank|kind|name|step|micro → value text, from `msmon query` CSV.
+std::map<std::string, std::string> query_map(const std::string& db) {
+    auto r = run({program("msmon"), "query", "--db", db});
+    std::map<std::string, std::string> out;
+    if (r.exit_code != 0) return out;  // no store yet
+    auto rows = parse_csv_reference(r.out);
+    for (std::size_t i = 1; i < rows.size(); ++i)
+        out[rows[i][0] + "|" + rows[i][1] + "|" + rows[i][3] + "|" + rows[i][4] + "|" + rows[i][5]] = rows[i][7];
+    return out;
+}
+
+TEST(MindFormersIngest, rendered_fixture_lands_as_the_spec_says) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) GTEST_SKIP() << "../shared is absent: rendered MindFormers fixtures not available";
+    const std::string src = shared + "/fixtures/mindformers-rendered";
+    TempDir tmp;
+    const std::string out = tmp / "job/output";
+    fs::create_directories(out + "/log/rank_7");
+    fs::create_directories(out + "/msrun_log");
+    fs::copy_file(src + "/rank_7_info.log", out + "/log/rank_7/info.log");
+    fs::copy_file(src + "/worker_0.log", out + "/msrun_log/worker_0.log");
+    fs::copy_file(src + "/health_ckpts.json", out + "/health_ckpts.json");
+    const std::string db = tmp / "store.db";
+    auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db, "--json"}, {{"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    EXPECT_NE(ingest.out.find("\"errors\": 0"), std::string::npos) << ingest.out;
+
+    const auto v = query_map(db);
+    const std::map<std::string, std::string> expected = {
+        // §7.2 rank 7, step 10: the step line, progress and every TrainingStateMonitor metric.
+        {"7|loss||10|", "7.123456"}, {"7|per_step_time||10|", "1752"}, {"7|lr||10|", "9.981987e-06"},
+        {"7|overflow||10|", "0"}, {"7|loss_scale||10|", "1"}, {"7|global_norm||10|", "1.5083363"},
+        {"7|throughput||10|", "170.738"}, {"7|samples_per_second||10|", "1.14155"},
+        {"7|local_norm|model.layers.0.attention.wq.weight|10|", "0.01873346"},
+        {"7|local_norm|model.layers.0.feed_forward.w1.weight|10|", "0.04112874"},
+        {"7|local_norm|model.layers.0.attention_norm.weight|10|", "0.0007215"},
+        {"7|device_local_norm||10|", "1.3920451"},
+        {"7|local_loss|lm|10|0", "7.135756"}, {"7|local_loss|lm|10|1", "7.111556"},
+        {"7|adam_m_norm|model.layers.0.attention.wq.weight|10|", "0.00215328112244606"},
+        {"7|adam_v_norm|model.layers.0.attention.wq.weight|10|", "3.1852999882175936e-07"},
+        {"7|weight_norm||10|", "1203.8817138671875"}, {"7|throughput_linearity||10|", "0.9926543577526307"},
+        {"7|device_accum_local_loss|lm|10|", "14.247312"},
+        // §7.1 rank 0 (pipeline stage 0): global norm and embedding norm per step, but loss 0 is not a loss.
+        {"0|global_norm||3|", "47.329006"}, {"0|global_norm||4|", "51.204178"},
+        {"0|embedding_local_norm||3|", "260.10452"}, {"0|embedding_local_norm||4|", "313.8564"},
+        {"0|throughput||3|", "62.178"}, {"0|per_step_time||4|", "7629"},
+    };
+    for (const auto& [key, value] : expected) {
+        auto it = v.find(key);
+        ASSERT_NE(it, v.end()) << "missing " << key;
+        EXPECT_EQ(it->second, value) << key;
+    }
+    EXPECT_EQ(v.count("0|loss||3|"), 0u) << "a non-last pipeline stage's loss 0.000000 was stored as a loss";
+    EXPECT_EQ(v.count("0|loss||4|"), 0u);
+
+    auto health = run({program("msmon"), "health", "--db", db, "--format", "json"});
+    ASSERT_EQ(health.exit_code, 0) << health.err;
+    const Json h = Json::parse(health.out);
+    ASSERT_EQ(h["checkpoints"].size(), 4u);
+    int unhealthy = 0;
+    for (const auto& c : h["checkpoints"]) unhealthy += c["healthy"] == false;
+    EXPECT_EQ(unhealthy, 2);
+    EXPECT_EQ(h["latest_healthy"], "llama3_1_8b_rank_0-3_1.safetensors");
+    std::map<std::string, int> kinds;
+    for (const auto& e : h["events"]) ++kinds[e["kind"].get<std::string>()];
+    EXPECT_EQ(kinds["data_skip"], 2);
+    EXPECT_EQ(kinds["global_norm_spike"], 1);
+    EXPECT_EQ(kinds["stop"], 1);
+    EXPECT_EQ(kinds["checkpoint_saved"], 2);
+    bool stop_text = false;
+    for (const auto& e : h["events"])
+        if (e["kind"] == "stop")
+            stop_text = e["step"] == 4 && e["message"].get<std::string>().find("ValueError: Current global norm [51.204178] of step 4") != std::string::npos;
+    EXPECT_TRUE(stop_text) << h["events"].dump();
+}
+
+const std::string kPrefix = "[INFO] 2026-07-24 14:20:06,869 [mindformers/core/callback/callback.py:747] print_output_info: ";
+const std::string kTsm = "[INFO] 2026-07-24 14:20:06,872 [mindformers/core/callback/callback.py:1496] _to_log: ";
+
+std::string step_line(int step, const std::string& loss, const std::string& gnorm) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "{ Epoch:[  1/  2], step:[%5d/ 6500], loss: %s, per_step_time: 1752ms, lr: 9.981987e-06, overflow "
+                  "cond: False, loss_scale: 1.0, global_norm: [%s], train_throughput_per_npu: 170.738T\n",
+                  step, loss.c_str(), gnorm.c_str());
+    return kPrefix + buf;
+}
+
+TEST(MindFormersIngest, restarts_rotation_tracebacks_and_bad_lines_from_bytes_written_here) {
+    TempDir tmp;
+    const std::string out = tmp / "job/output";
+    fs::create_directories(out + "/log/rank_0");
+    fs::create_directories(out + "/msrun_log");
+    const std::string info = out + "/log/rank_0/info.log", worker = out + "/msrun_log/worker_0.log";
+    // An older rotated segment, then the current file with a restart appended to it.
+    write_file(info + ".1", step_line(1, "9.500000", "2.5") + step_line(2, "9.250000", "2.25"));
+    write_file(info, step_line(3, "9.000000", "2.0") + kPrefix.substr(0, kPrefix.find("print_output_info")) +
+                         "run_mindformer.py:69] <module>: Running MindFormers in GRAPH_MODE.\n" +
+                         step_line(3, "8.900000", "1.9") + kTsm + "Epoch:[  1/  2], step:[    3/ 6500] micro_local_lm_loss: [8.5]\n" +
+                         kTsm + "Epoch:[  1/  2], step:[    3/ 6500] micro_local_lm_loss: [8.25]\n" +
+                         kPrefix + "{ Epoch:[  1/  2], step:[    4/ 6500], loss: garbage\n");
+    // A traceback written in two parts: nothing until its exception line arrives.
+    write_file(worker, "Traceback (most recent call last):\n  File \"run_mindformer.py\", line 354, in <module>\n");
+    write_file(out + "/health_ckpts.json", "[\n    {\n        \"is_health\": 0,\n");  // caught mid-write
+    const std::string db = tmp / "store.db";
+    Background follow({program("msmon"), "ingest", tmp / "job", "--follow", "--db", db, "--json"}, tmp.path(),
+                      {{"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||3|"); }, std::chrono::milliseconds(5000)).count(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    append_file(worker, "    raise RuntimeError(\"device lost\")\nRuntimeError: device lost\n");
+    write_file(out + "/health_ckpts.json",
+               "[\n    {\n        \"is_health\": 0,\n        \"ckpt_name\": \"m_rank_0-3_1.safetensors\"\n    }\n]");
+    auto health_has_error = [&] {
+        auto h = run({program("msmon"), "health", "--db", db, "--format", "json"});
+        if (h.exit_code != 0) return false;
+        const Json j = Json::parse(h.out);
+        bool err = false;
+        for (const auto& e : j["events"]) err = err || (e["kind"] == "error" && e["message"].get<std::string>().find("RuntimeError: device lost") != std::string::npos);
+        return err && j["checkpoints"].size() == 1 && j["latest_healthy"] == "m_rank_0-3_1.safetensors";
+    };
+    EXPECT_GE(wait_until(health_has_error, std::chrono::milliseconds(5000)).count(), 0);
+    follow.signal(SIGTERM);
+    ASSERT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
+    const Json summary = Json::parse(follow.out());
+    EXPECT_EQ(summary["errors"], 1) << "exactly the garbage step line is malformed: " << follow.out();
+
+    const auto v = query_map(db);
+    EXPECT_EQ(v.at("0|loss||1|"), "9.5");  // from the rotated segment
+    EXPECT_EQ(v.at("0|loss||2|"), "9.25");
+    EXPECT_EQ(v.at("0|loss||3|"), "8.9");  // after the restart the later value of step 3 wins
+    EXPECT_EQ(v.at("0|local_loss|lm|3|0"), "8.5");
+    EXPECT_EQ(v.at("0|local_loss|lm|3|1"), "8.25");
+    const std::string log = read_file(tmp / "state/msmon/msmon.log");
+    EXPECT_NE(log.find("info.log:6: unrecognised step or metric line"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace msmon::test
