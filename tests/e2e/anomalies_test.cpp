@@ -164,3 +164,47 @@ TEST(StalledRank, a_rank_that_stops_writing_among_64_is_flagged_while_the_others
 
 }  // namespace
 }  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+std::string dump_entry(const std::string& tag, int step, int call, const std::string& op, const std::string& value) {
+    const std::string key = tag + "_step_" + std::to_string(step) + "_call_" + std::to_string(call);
+    return "\"" + key + "\": {\"rank\": 0, \"step\": " + std::to_string(step) +
+           ", \"micro_step\": 0, \"pp_stage\": 0, \"vpp_stage\": 0, \"call_id\": " + std::to_string(call) +
+           ", \"tag_name\": \"" + tag + "\", \"message\": \"Rule AnomalyNan reports anomaly signal in ('" + tag + "', '" +
+           op + "') at step " + std::to_string(step) + ", current value " + value +
+           ", history mean 0.5.\", \"group_mates\": [0]}";
+}
+
+TEST(AnomalyDump, entries_stay_stored_when_the_trainer_resets_the_dump_and_bad_json_is_counted) {
+    TempDir tmp;
+    const std::string dir = tmp / "job/monitor_output/anomaly_detected/rank0";
+    std::filesystem::create_directories(dir);
+    const std::string dump = dir + "/anomaly.json";
+    const std::string tag = "0:layers.1.fc1.weight/rank0/post_grad";
+    write_file(dump, "{\n " + dump_entry(tag, 7, 41, "norm", "nan") + "\n}");
+    const std::string db = tmp / "store.db";
+    Background follow({program("msmon"), "ingest", tmp / "job", "--follow", "--db", db, "--json"}, tmp.path(),
+                      {{"XDG_STATE_HOME", tmp / "state"}});
+    auto count = [&] {
+        auto r = run({program("msmon"), "anomalies", "--db", db, "--source", "msprobe", "--format", "json"});
+        return r.exit_code == 0 ? nlohmann::json::parse(r.out).size() : 0u;
+    };
+    ASSERT_GE(wait_until([&] { return count() == 1; }, std::chrono::milliseconds(5000)).count(), 0);
+    write_file(dump, "{}");  // the trainer restarted (or collection was re-enabled): the dump is reset
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    write_file(dump, "{\n " + dump_entry(tag, 9, 41, "norm", "nan") + "\n}");
+    EXPECT_GE(wait_until([&] { return count() == 2; }, std::chrono::milliseconds(3000)).count(), 0)
+        << "an anomaly stored before the reset was lost";
+    write_file(dir + "/../anomaly_analyse.json", "{ this is not json }");
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    follow.signal(SIGTERM);
+    ASSERT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
+    EXPECT_NE(follow.out().find("\"errors\": 1"), std::string::npos) << follow.out();
+    EXPECT_NE(read_file(tmp / "state/msmon/msmon.log").find("anomaly_analyse.json: unreadable JSON"), std::string::npos);
+    EXPECT_EQ(count(), 2u);
+}
+
+}  // namespace
+}  // namespace msmon::test
