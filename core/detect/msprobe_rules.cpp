@@ -1,5 +1,5 @@
-// msprobe's alert rules (anomaly_processor.py, data_writers.py add_scalar, mon_utils.validate_alert), reproduced
-// bit for bit so that a finding here is one the trainer printed, or would have printed.
+// msprobe's alert rules, config validation and analyser order, reproduced bit for bit from its Python.
+// Sources: anomaly_processor.py, core/monitor/utils.py validate_alert, PT data_writers.py add_scalar.
 #include "core/detect/msprobe_rules.hpp"
 
 #include <cassert>
@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kTurbulence = "AnomalyTurbulence";
 constexpr const char* kNan = "AnomalyNan";
 
-// msprobe's BaseWriterWithAD.beta. The update is written as Python writes it, `beta * avg + (1 - beta) * |x|`:
+// msprobe's BaseWriterWithAD.beta. The update is written as Python writes it, beta * avg + (1 - beta) * |x|:
 // 1 - 0.99 is 0.010000000000000009, not 0.01, and the last bits of the history depend on it. (The build uses
 // ISO C++ mode, where GCC does not contract this into an FMA.)
 constexpr double kBeta = 0.99;
@@ -41,7 +41,9 @@ bool truthy(const nlohmann::json& v) {
 }
 
 // `isinstance(x, (float, int))`; a Python bool is an int, so JSON true/false pass too.
-bool python_number(const nlohmann::json& v) { return v.is_number() || v.is_boolean(); }
+bool python_number(const nlohmann::json& v) {
+    return v.is_number() || v.is_boolean();
+}
 
 double python_number_value(const nlohmann::json& v) {
     return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
@@ -75,7 +77,8 @@ bool validate_alert(const nlohmann::json& alert, std::string& error) {
             if (args && args->is_object() && !args->empty()) {
                 const nlohmann::json* threshold = member(*args, "threshold");
                 if (!threshold || !python_number(*threshold) || python_number_value(*threshold) < 0) {
-                    error = "threshold must be float and not less than 0 (alert.rules[" + std::to_string(i) + "])";
+                    error = "threshold must be float and not less than 0 (alert.rules[" + std::to_string(i) +
+                            "])";
                     return false;
                 }
             }
@@ -89,7 +92,8 @@ bool validate_alert(const nlohmann::json& alert, std::string& error) {
     return true;
 }
 
-// AnomalyScanner.load_rules on one spec (already validated): the rule, or nothing with the reason msprobe logs.
+// AnomalyScanner.load_rules on one spec (already validated): the rule, or nothing with the reason msprobe
+// logs.
 std::optional<MsprobeRule> load_rule(const nlohmann::json& spec, std::vector<std::string>& warnings,
                                      std::string& error) {
     const nlohmann::json* name = member(spec, "rule_name");
@@ -111,7 +115,8 @@ std::optional<MsprobeRule> load_rule(const nlohmann::json& spec, std::vector<std
     MsprobeRule rule;
     rule.type = cls == kTurbulence ? MsprobeRule::Type::turbulence : MsprobeRule::Type::nan;
     if (!args) return rule;  // AnomalyNan()
-    // rule_cls(**args): anything but a mapping of the constructor's own keywords is a TypeError, logged and skipped.
+    // rule_cls(**args): anything but a mapping of the constructor's own keywords is a TypeError, logged and
+    // skipped.
     const std::string prefix = "Error creating instance of rule '" + cls + "': ";
     if (!args->is_object()) {
         warnings.push_back(prefix + "args is not a mapping: " + args->dump());
@@ -133,7 +138,8 @@ std::optional<MsprobeRule> load_rule(const nlohmann::json& spec, std::vector<std
 
 }  // namespace
 
-std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::json& config, std::string& error) {
+std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::json& config,
+                                                                std::string& error) {
     MsprobeAlertRules out;
     if (!config.is_object()) {
         error = "monitor config is not a JSON object";
@@ -179,8 +185,8 @@ std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::
 
 std::string msprobe_tag_name(std::string_view kind, std::string_view vpp_stage, std::string_view name,
                              std::optional<std::int64_t> micro_step, int rank) {
-    // The task suffix of the internal tag for each CSV prefix (spec §2.11); the default param-hook path writes
-    // grad_unreduced under acc_grad.
+    // The task suffix of the internal tag for each CSV prefix (spec §2.11); the default param-hook path
+    // writes grad_unreduced under acc_grad.
     std::string_view task = kind;
     if (kind == "grad_unreduced") {
         task = "acc_grad";
@@ -200,7 +206,8 @@ std::optional<MsprobeFinding> MsprobeSeriesState::observe(const MsprobeAlertRule
     // add_scalar returns before touching the history when there are no rules or the op is shape/dtype.
     if (rules.rules.empty() || op == "shape" || op == "dtype") return std::nullopt;
 
-    // _update_tag2scalars: the first |x| seeds the average; the value scanned against is the one before the update.
+    // _update_tag2scalars: the first |x| seeds the average; the value scanned against is the one before the
+    // update.
     const double abs_value = std::fabs(value);
     if (!seeded_) {
         avg_ = abs_value;
@@ -237,9 +244,9 @@ int msprobe_train_stage(std::string_view tag_name) {
 }
 
 bool msprobe_analyser_less(const AnalyserKey& a, const AnalyserKey& b) {
-    // GradAnomalyData.__lt__: [step, micro_step, train_stage, ±vpp, ±pp, call_id] compared as lists, where the
-    // sign is chosen by the LEFT operand's stage for both sides. Descending order is compared by swapping the
-    // operands instead of negating, which Python's big ints allow and int64 would not.
+    // GradAnomalyData.__lt__: [step, micro_step, train_stage, ±vpp, ±pp, call_id] compared as lists, where
+    // the sign is chosen by the LEFT operand's stage for both sides. Descending order is compared by swapping
+    // the operands instead of negating, which Python's big ints allow and int64 would not.
     const int stage_a = msprobe_train_stage(a.tag_name);
     const int stage_b = msprobe_train_stage(b.tag_name);
     if (a.step != b.step) return a.step < b.step;
