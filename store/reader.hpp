@@ -60,6 +60,32 @@ struct AnomalyFilter {
     std::optional<StepList> steps;
 };
 
+struct StepValue {
+    std::int64_t step = 0;
+    double value = 0;
+};
+
+// One statistic per rank: the (kind, op) combined over the parameters whose names match (norm → L2 of norms,
+// max → max, min → min, nans → sum, anything else → mean). NaN anywhere in a step makes that step NaN.
+struct RankSeriesRequest {
+    std::string kind;
+    std::string op;
+    std::optional<std::string> name_regex;
+    std::int64_t last_steps = 0;  // 0: every step; else only the latest N steps of the data
+};
+
+struct RankSeries {
+    int rank = 0;
+    std::vector<StepValue> points;  // step-sorted
+};
+
+// What there is to look at: kinds with their ops, ranks, the step range.
+struct StoreCatalog {
+    std::vector<std::pair<std::string, std::vector<std::string>>> kinds;  // kind → ops (numeric)
+    std::vector<int> ranks;
+    std::int64_t min_step = 0, max_step = -1;
+};
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -74,6 +100,8 @@ public:
     virtual std::vector<EventRecord> events() = 0;
     // Checkpoints from every health_ckpts.json, in file order.
     virtual std::vector<CheckpointRecord> checkpoints() = 0;
+    virtual StoreCatalog catalog() = 0;
+    virtual std::vector<RankSeries> rank_series(const RankSeriesRequest& request) = 0;
 };
 
 // Opens an existing store read-only. Throws SqliteError if it cannot.

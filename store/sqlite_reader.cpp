@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <limits>
 #include <regex>
+#include <map>
 #include <unordered_map>
 
 #include "store/reader.hpp"
@@ -206,6 +207,105 @@ public:
             c.times = q.int64(6);
             c.healthy = q.int64(7) != 0;
             out.push_back(std::move(c));
+        }
+        return out;
+    }
+
+    StoreCatalog catalog() override {
+        load_dictionaries();
+        StoreCatalog c;
+        Statement kinds(conn_, "SELECT kind, layout_id FROM tensor GROUP BY kind, layout_id ORDER BY kind");
+        while (kinds.step()) {
+            const std::string kind = kinds.text(0);
+            if (c.kinds.empty() || c.kinds.back().first != kind) c.kinds.push_back({kind, {}});
+            auto& ops = c.kinds.back().second;
+            auto it = layouts_.find(kinds.int64(1));
+            if (it == layouts_.end()) continue;
+            for (std::size_t k = 0; k < it->second.ops.size(); ++k)
+                if (it->second.slot[k] >= 0 && std::find(ops.begin(), ops.end(), it->second.ops[k]) == ops.end())
+                    ops.push_back(it->second.ops[k]);
+        }
+        Statement ranks(conn_, "SELECT DISTINCT rank FROM run ORDER BY rank");
+        while (ranks.step()) c.ranks.push_back(static_cast<int>(ranks.int64(0)));
+        Statement lo(conn_, "SELECT min(step), max(step) FROM sample");
+        if (lo.step() && !lo.is_null(0)) {
+            c.min_step = lo.int64(0);
+            c.max_step = lo.int64(1);
+        }
+        return c;
+    }
+
+    std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
+        load_dictionaries();
+        std::optional<std::regex> name_re;
+        if (req.name_regex) name_re.emplace(*req.name_regex, std::regex::ECMAScript | std::regex::optimize);
+        struct Tensor {
+            std::int64_t id;
+            int rank;
+        };
+        std::vector<Tensor> tensors;
+        Statement t(conn_, "SELECT t.id, r.rank, t.name FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.kind = ?");
+        t.bind(1, std::string_view(req.kind));
+        while (t.step())
+            if (!name_re || std::regex_search(t.text(2), *name_re)) tensors.push_back({t.int64(0), static_cast<int>(t.int64(1))});
+        std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+        Statement last(conn_, "SELECT max(step) FROM sample WHERE tensor_id = ?");
+        for (const auto& tensor : tensors) {
+            last.bind(1, tensor.id);
+            if (last.step() && !last.is_null(0)) hi = std::max(hi, last.int64(0));
+            last.reset();
+        }
+        const std::int64_t lo = req.last_steps > 0 && hi != std::numeric_limits<std::int64_t>::min()
+                                    ? hi - req.last_steps + 1
+                                    : std::numeric_limits<std::int64_t>::min();
+        struct Acc {
+            double sum = 0, sq = 0, mn = INFINITY, mx = -INFINITY;
+            int n = 0;
+            bool nan = false;
+        };
+        std::map<int, std::map<std::int64_t, Acc>> acc;
+        Statement rows(conn_,
+                       "SELECT step, layout_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample WHERE tensor_id = ? AND "
+                       "step >= ? ORDER BY step");
+        for (const auto& tensor : tensors) {
+            rows.bind(1, tensor.id);
+            rows.bind(2, lo);
+            auto& per_step = acc[tensor.rank];
+            while (rows.step()) {
+                const Layout& layout = layouts_.at(rows.int64(1));
+                int slot = -1;
+                for (std::size_t k = 0; k < layout.ops.size(); ++k)
+                    if (layout.ops[k] == req.op) slot = layout.slot[k];
+                if (slot < 0) continue;
+                const double v = column_value(rows.raw(), 2 + slot);
+                Acc& a = per_step[rows.int64(0)];
+                if (std::isnan(v)) {
+                    a.nan = true;
+                    continue;
+                }
+                a.sum += v;
+                a.sq += v * v;
+                a.mn = std::min(a.mn, v);
+                a.mx = std::max(a.mx, v);
+                ++a.n;
+            }
+            rows.reset();
+        }
+        std::vector<RankSeries> out;
+        for (auto& [rank, per_step] : acc) {
+            RankSeries rs;
+            rs.rank = rank;
+            for (const auto& [step, a] : per_step) {
+                double v;
+                if (a.nan || a.n == 0) v = std::numeric_limits<double>::quiet_NaN();
+                else if (req.op == "norm") v = std::sqrt(a.sq);
+                else if (req.op == "max") v = a.mx;
+                else if (req.op == "min") v = a.mn;
+                else if (req.op == "nans") v = a.sum;
+                else v = a.sum / a.n;
+                rs.points.push_back({step, v});
+            }
+            out.push_back(std::move(rs));
         }
         return out;
     }

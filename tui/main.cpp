@@ -1,14 +1,288 @@
-// msmon-tui: the terminal UI. The views land with the TUI issue; until then it says so plainly.
+// msmon-tui: the terminal UI over a live job, a demo run, or one rendered frame (--snapshot) for scripts.
+#include <langinfo.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <clocale>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/log/logging.hpp"
+#include "core/sim/msprobe_simulator.hpp"
+#include "core/text/number_text.hpp"
+#include "store/ingest_session.hpp"
+#include "store/reader.hpp"
+#include "tui/app.hpp"
+#include "tui/terminal.hpp"
+
+using namespace msmon;
+using namespace msmon::tui;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: msmon-tui [DIR] [--db PATH] [--poll-ms N] [--demo] [--snapshot VIEW --size WxH]\n"
+    "\n"
+    "Follows a training job's msprobe and MindFormers output live and shows every rank.\n"
+    "  DIR                the job folder (or monitor_output/, or one rank folder)\n"
+    "  --db PATH          the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db)\n"
+    "  --poll-ms N        poll every N ms instead of inotify\n"
+    "  --demo             run the built-in simulator live (8 ranks, a loss spike, a NaN) and open on it\n"
+    "  --snapshot VIEW    ingest, print one frame of VIEW (overview, chart, anomalies, health, config) as text, exit\n"
+    "  --size WxH         the snapshot's size (default 120x40)\n"
+    "Inside: ? lists every key of the current view.\n";
+
+struct Options {
+    std::string dir, db, snapshot;
+    int width = 120, height = 40, poll_ms = 0;
+    bool demo = false;
+};
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "msmon-tui: %s\n%s", msg.c_str(), kUsage);
+    return 2;
+}
+
+bool utf8_locale() {
+    std::setlocale(LC_ALL, "");
+    const char* cs = nl_langinfo(CODESET);
+    return cs && (std::strcmp(cs, "UTF-8") == 0 || std::strcmp(cs, "utf8") == 0);
+}
+
+int run_snapshot(const Options& o) {
+    IngestOptions io;
+    io.roots = {o.dir};
+    std::string error;
+    IngestSession::OpenStatus status;
+    auto session = IngestSession::open(o.db, io, status, error);
+    if (session && !session->engine().run(error)) {
+        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+        return 1;
+    }
+    if (!session && status != IngestSession::OpenStatus::locked) {
+        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+        return 1;
+    }
+    session.reset();
+    std::unique_ptr<Reader> reader;
+    try {
+        reader = open_sqlite_reader(o.db);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "msmon-tui: %s\n", e.what());
+        return 1;
+    }
+    App app(std::move(reader));
+    if (!app.select_view(o.snapshot)) return usage_error("no view named '" + o.snapshot + "'");
+    app.status().source = o.dir;
+    app.status().watch = "snapshot";
+    app.collect();
+    ScreenBuffer buf(o.width, o.height);
+    Glyphs glyphs;
+    glyphs.unicode = utf8_locale();
+    app.compose(buf, glyphs);
+    std::printf("%s\n", buf.to_text().c_str());
+    return 0;
+}
+
+int run_live(const Options& o) {
+    IngestOptions io;
+    io.roots = {o.dir};
+    io.follow = true;
+    io.poll_ms = o.poll_ms;
+    std::string error;
+    IngestSession::OpenStatus status;
+    auto session = IngestSession::open(o.db, io, status, error);
+    if (!session && status != IngestSession::OpenStatus::locked) {
+        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+        return 1;
+    }
+    const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    std::mutex notice_mu;
+    std::string notice = session ? "" : error + " (read only)";
+    std::thread engine_thread;
+    if (session) {
+        IngestEngine& engine = session->engine();
+        engine.on_commit = [wake](const CommitInfo&) {
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
+        };
+        engine.on_notice = [&](const std::string& m) {
+            std::lock_guard lock(notice_mu);
+            notice = m;
+        };
+        engine_thread = std::thread([&engine] {
+            std::string e;
+            engine.run(e);
+        });
+        // Wait for the store to exist before the reader opens it.
+        for (int i = 0; i < 200 && !std::filesystem::exists(o.db); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::unique_ptr<Reader> reader;
+    for (int i = 0; i < 100 && !reader; ++i) {
+        try {
+            reader = open_sqlite_reader(o.db);
+        } catch (const std::exception& e) {
+            error = e.what();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    if (!reader) {
+        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+        if (session) session->engine().stop();
+        if (engine_thread.joinable()) engine_thread.join();
+        return 1;
+    }
+    App app(std::move(reader));
+    app.status().source = o.dir;
+    {
+        Terminal term;
+        using Clock = std::chrono::steady_clock;
+        const auto frame = std::chrono::milliseconds(50);  // at most 20 frames a second
+        auto last_frame = Clock::now() - std::chrono::seconds(1);
+        auto rate_time = Clock::now();
+        std::uint64_t rate_values = 0;
+        bool reload = true, redraw = true, running = true;
+        while (running) {
+            const auto now = Clock::now();
+            if ((reload || redraw) && now - last_frame >= frame) {
+                if (reload) app.collect();
+                AppStatus& st = app.status();
+                if (session) {
+                    const auto& c = session->engine().counters();
+                    st.watch = session->engine().watch_mode();
+                    st.values = c.values.load();
+                    st.malformed = c.issues.load();
+                    const double dt = std::chrono::duration<double>(now - rate_time).count();
+                    if (dt >= 1.0) {
+                        st.values_per_second = static_cast<double>(st.values - rate_values) / dt;
+                        rate_values = st.values;
+                        rate_time = now;
+                    }
+                    std::lock_guard lock(notice_mu);
+                    if (!notice.empty()) st.notice = notice;
+                } else {
+                    st.watch = "read only";
+                    st.notice = notice;
+                }
+                ScreenBuffer buf(term.width(), term.height());
+                app.compose(buf, term.glyphs());
+                term.present(buf);
+                last_frame = now;
+                reload = redraw = false;
+            }
+            int timeout = -1;  // nothing to do: sleep until a key or new data
+            if (reload || redraw)
+                timeout = static_cast<int>(std::max<long long>(
+                    0, std::chrono::duration_cast<std::chrono::milliseconds>(last_frame + frame - Clock::now()).count()));
+            if (!session) timeout = timeout < 0 ? 1000 : timeout;  // another msmon writes: look again each second
+            pollfd fds[2] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}};
+            ::poll(fds, 2, timeout);
+            if (!session && timeout == 1000) reload = true;
+            if (fds[1].revents & POLLIN) {
+                std::uint64_t v;
+                [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);
+                reload = true;
+            }
+            MouseEvent mouse;
+            for (int key; (key = term.read_key(mouse)) != kKeyNone;)
+                if (!app.handle_key(key, mouse.x, mouse.y, reload, redraw)) {
+                    running = false;
+                    break;
+                }
+        }
+    }
+    if (session) session->engine().stop();
+    if (engine_thread.joinable()) engine_thread.join();
+    ::close(wake);
+    return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
-        std::puts("usage: msmon-tui [DIR] [--db PATH] [--demo] [--snapshot VIEW --size WxH]\n"
-                  "The terminal UI is not built yet; use `msmon ingest --follow` and `msmon query` meanwhile.");
-        return 0;
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char* name) -> const char* {
+            if (i + 1 >= argc) return nullptr;
+            (void)name;
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "--demo") {
+            o.demo = true;
+        } else if (a == "--db") {
+            const char* v = value("--db");
+            if (!v) return usage_error("--db needs a PATH");
+            o.db = v;
+        } else if (a == "--poll-ms") {
+            const char* v = value("--poll-ms");
+            auto n = v ? parse_int(v) : std::nullopt;
+            if (!n || *n <= 0) return usage_error("--poll-ms takes a number of milliseconds");
+            o.poll_ms = static_cast<int>(*n);
+        } else if (a == "--snapshot") {
+            const char* v = value("--snapshot");
+            if (!v) return usage_error("--snapshot needs a VIEW");
+            o.snapshot = v;
+        } else if (a == "--size") {
+            const char* v = value("--size");
+            unsigned w = 0, h = 0;
+            if (!v || std::sscanf(v, "%ux%u", &w, &h) != 2 || w < 20 || h < 6 || w > 1000 || h > 500)
+                return usage_error("--size takes WxH, e.g. 80x24");
+            o.width = static_cast<int>(w);
+            o.height = static_cast<int>(h);
+        } else if (!a.empty() && a[0] == '-') {
+            return usage_error("unknown option '" + a + "'");
+        } else if (o.dir.empty()) {
+            o.dir = a;
+        } else {
+            return usage_error("more than one DIR");
+        }
     }
-    std::fputs("msmon-tui: the terminal UI is not built yet; use `msmon ingest DIR --follow` and `msmon query`\n",
-               stderr);
-    return 1;
+    init_logging("msmon-tui", false);
+    std::atomic<bool> sim_stop{false};
+    std::thread sim;
+    std::string demo_dir;
+    if (o.demo) {
+        std::string tmpl = std::filesystem::temp_directory_path().string() + "/msmon-demo-XXXXXX";
+        if (!::mkdtemp(tmpl.data())) return usage_error("cannot create a demo folder");
+        demo_dir = tmpl;
+        o.dir = demo_dir + "/job";
+        if (o.db.empty()) o.db = demo_dir + "/store.db";
+        std::filesystem::create_directories(o.dir);
+        sim = std::thread([&] {
+            SimOptions s;
+            s.outdir = o.dir;
+            s.ranks = 8;
+            s.params = 16;
+            s.steps = 100000;
+            s.step_ms = 500;
+            std::string err;
+            s.faults = *parse_fault_list("spike@20,nan@35:r3", err);
+            SimResult result;
+            run_msprobe_simulation(s, sim_stop, result, err);
+        });
+    }
+    if (o.dir.empty()) return usage_error("give the job folder DIR, or --demo");
+    if (!std::filesystem::is_directory(o.dir)) {
+        std::fprintf(stderr, "msmon-tui: '%s' is not a folder\n", o.dir.c_str());
+        return 1;
+    }
+    if (o.db.empty()) o.db = default_store_path({o.dir});
+    int rc = o.snapshot.empty() ? run_live(o) : run_snapshot(o);
+    sim_stop.store(true);
+    if (sim.joinable()) sim.join();
+    if (!demo_dir.empty()) std::filesystem::remove_all(demo_dir);
+    return rc;
 }

@@ -1,0 +1,170 @@
+// msmon-tui in a real terminal (tmux): opening on a run, help, tabs, filter, zoom, resize, ASCII, quitting,
+// live updates; and --snapshot at 80×24.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+// Columns of a UTF-8 line (every code point one column: the TUI draws no wide characters itself).
+std::size_t columns(const std::string& line) {
+    std::size_t n = 0;
+    for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+class Tui : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        job_ = tmp_ / "job";
+        db_ = tmp_ / "store.db";
+        auto sim = run({program("msmon"), "simulate", job_, "--ranks", "4", "--steps", "30", "--params", "6"});
+        ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    }
+    std::unique_ptr<TmuxSession> open(int w, int h, const std::string& lang = "C.UTF-8") {
+        const std::string cmd = program("msmon-tui") + " " + job_ + " --db " + db_ + "; echo EXIT=$? > " + (tmp_ / "exit");
+        return std::make_unique<TmuxSession>(cmd, w, h,
+                                             std::map<std::string, std::string>{{"LANG", lang},
+                                                                                {"LC_ALL", lang},
+                                                                                {"TERM", "xterm-256color"},
+                                                                                {"XDG_STATE_HOME", tmp_ / "state"}});
+    }
+    TempDir tmp_;
+    std::string job_, db_;
+};
+
+TEST_F(Tui, opens_on_a_run_showing_every_rank_with_a_sparkline) {
+    auto t = open(120, 40);
+    const std::string screen = t->wait_for("steps 0-29", milliseconds(8000));
+    ASSERT_FALSE(screen.empty()) << t->capture();
+    EXPECT_NE(screen.find("kind grad_reduced  op norm"), std::string::npos) << screen;
+    int rank_rows = 0;
+    bool in_list = false;
+    for (const auto& l : lines_of(screen)) {
+        if (l.rfind("rank   history", 0) == 0) in_list = true;
+        if (!in_list) continue;
+        for (int r = 0; r < 4; ++r)
+            if (l.rfind(" " + std::to_string(r) + " ", 0) == 0 || l.rfind("!" + std::to_string(r) + " ", 0) == 0) {
+                ++rank_rows;
+                // a sparkline: block glyphs between the label and the numbers
+                EXPECT_TRUE(l.find("\u2581") != std::string::npos || l.find("\u2584") != std::string::npos ||
+                            l.find("\u2588") != std::string::npos)
+                    << l;
+            }
+    }
+    EXPECT_EQ(rank_rows, 4) << screen;
+}
+
+TEST_F(Tui, help_lists_every_key_the_overview_dispatches) {
+    auto t = open(120, 40);
+    ASSERT_FALSE(t->wait_for("steps 0-29", milliseconds(8000)).empty());
+    t->send_keys("?", true);
+    const std::string help = t->wait_for("everywhere", milliseconds(3000));
+    ASSERT_FALSE(help.empty()) << t->capture();
+    for (const char* label : {"j/Down", "k/Up", "PgDn", "PgUp", "Enter", "]", "[", "o ", "s ", "h ", "L ", "q ", "? ",
+                              "1-5", "Tab", "S-Tab", "/ ", ": "})
+        EXPECT_NE(help.find(std::string("  ") + label), std::string::npos) << label << "\n" << help;
+}
+
+TEST_F(Tui, tabs_filter_and_chart_zoom) {
+    auto t = open(120, 40);
+    ASSERT_FALSE(t->wait_for("steps 0-29", milliseconds(8000)).empty());
+    t->send_keys("2", true);
+    ASSERT_FALSE(t->wait_for("grad_reduced norm  steps 0-29", milliseconds(3000)).empty()) << t->capture();
+    t->send_keys("+", true);
+    const std::string zoomed = t->wait_for("grad_reduced norm  steps 7-22", milliseconds(3000));
+    EXPECT_FALSE(zoomed.empty()) << t->capture();
+    t->send_keys("1", true);
+    t->send_keys("/", true);
+    t->send_keys("embedding", true);
+    t->send_keys("Enter");
+    EXPECT_FALSE(t->wait_for("filter /embedding/", milliseconds(3000)).empty()) << t->capture();
+    t->send_keys("3", true);
+    EXPECT_FALSE(t->wait_for("not built yet", milliseconds(3000)).empty()) << t->capture();
+}
+
+TEST_F(Tui, resize_to_80x24_and_back_redraws_without_overflow) {
+    auto t = open(120, 40);
+    ASSERT_FALSE(t->wait_for("steps 0-29", milliseconds(8000)).empty());
+    t->resize(80, 24);
+    std::this_thread::sleep_for(milliseconds(400));
+    std::string small = t->wait_for("Overview", milliseconds(3000));
+    ASSERT_FALSE(small.empty());
+    auto lines = lines_of(small);
+    EXPECT_LE(lines.size(), 24u);
+    for (const auto& l : lines) EXPECT_LE(columns(l), 80u) << l;
+    EXPECT_NE(small.find("values/s"), std::string::npos) << "status line missing at 80x24:\n" << small;
+    t->resize(120, 40);
+    std::this_thread::sleep_for(milliseconds(400));
+    const std::string big = t->wait_for("steps 0-29", milliseconds(3000));
+    ASSERT_FALSE(big.empty());
+    EXPECT_GT(lines_of(big).size(), 24u);
+}
+
+TEST_F(Tui, c_locale_draws_ascii_only) {
+    auto t = open(100, 30, "C");
+    const std::string screen = t->wait_for("steps 0-29", milliseconds(8000));
+    ASSERT_FALSE(screen.empty()) << t->capture();
+    for (unsigned char c : screen) ASSERT_LT(c, 0x80) << "non-ASCII byte on a C-locale screen";
+}
+
+TEST_F(Tui, q_exits_zero_and_restores_the_screen) {
+    auto t = open(120, 40);
+    ASSERT_FALSE(t->wait_for("steps 0-29", milliseconds(8000)).empty());
+    t->send_keys("q", true);
+    ASSERT_GE(wait_until([&] { return read_file(tmp_ / "exit").find("EXIT=") != std::string::npos; }, milliseconds(5000))
+                  .count(),
+              0);
+    EXPECT_EQ(read_file(tmp_ / "exit"), "EXIT=0\n");
+    EXPECT_EQ(t->capture().find("Overview"), std::string::npos) << "the TUI's screen is still shown after exit";
+}
+
+TEST_F(Tui, new_steps_appear_on_screen_within_a_second) {
+    auto t = open(120, 40);
+    ASSERT_FALSE(t->wait_for("steps 0-29", milliseconds(8000)).empty());
+    std::string file;
+    for (const auto& f : find_files(job_, "grad_reduced_29-29.csv")) file = f;
+    ASSERT_FALSE(file.empty());
+    const std::string dir = file.substr(0, file.rfind('/'));
+    write_file(dir + "/grad_reduced_30-30.csv",
+               "vpp_stage,name,step,min,max,norm,mean,nans,zeros,shape,dtype\n"
+               "0,module.module.embedding.word_embeddings.weight,30,-1.0,1.0,123.5,0.0,0,0.0,\"[25216, 1024]\",torch.float32\n");
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(t->wait_for("steps 0-30", milliseconds(1000)).empty()) << t->capture();
+    std::printf("[ on screen] new step after %lld ms\n",
+                static_cast<long long>(std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count()));
+}
+
+TEST(TuiSnapshot, every_view_renders_within_80x24) {
+    TempDir tmp;
+    ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "8", "--steps", "20", "--params", "4"}).exit_code, 0);
+    for (const char* view : {"overview", "chart", "anomalies", "health", "config"}) {
+        auto r = run({program("msmon-tui"), tmp / "job", "--db", tmp / "store.db", "--snapshot", view, "--size", "80x24"},
+                     {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"XDG_STATE_HOME", tmp / "state"}});
+        ASSERT_EQ(r.exit_code, 0) << view << ": " << r.err;
+        const auto lines = lines_of(r.out);
+        EXPECT_LE(lines.size(), 24u) << view;
+        for (const auto& l : lines) EXPECT_LE(columns(l), 80u) << view << ": " << l;
+    }
+    auto bad = run({program("msmon-tui"), tmp / "job", "--db", tmp / "store.db", "--snapshot", "nosuch"});
+    EXPECT_EQ(bad.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace msmon::test

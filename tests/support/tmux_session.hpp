@@ -1,0 +1,31 @@
+// Drives a real terminal: a program in a private tmux server, keys in with send-keys, the screen out with
+// capture-pane.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace msmon::test {
+
+class TmuxSession {
+public:
+    // Starts `command` (a shell command line) in a width×height pane with the given environment.
+    TmuxSession(const std::string& command, int width, int height, const std::map<std::string, std::string>& env);
+    ~TmuxSession();  // kills the private server
+    static bool available();
+
+    void send_keys(const std::string& keys, bool literal = false);
+    void resize(int width, int height);
+    // The visible screen as text (lines joined by '\n').
+    std::string capture() const;
+    // Waits until the screen contains `text`; returns the screen, or "" on timeout.
+    std::string wait_for(const std::string& text, std::chrono::milliseconds timeout) const;
+    bool alive() const;
+
+private:
+    std::string tmux(const std::string& args) const;
+    std::string socket_;
+};
+
+}  // namespace msmon::test

@@ -1,0 +1,56 @@
+// msmon-tui's application: tabs of views, the status line, help, filter and command input, and the loop
+// that sleeps in poll() on the keyboard and the ingest thread's "data changed" wake-up.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "store/reader.hpp"
+#include "tui/views/view.hpp"
+
+namespace msmon::tui {
+
+struct AppStatus {
+    std::string source;  // the monitored folder
+    std::string watch;   // inotify | polling | snapshot
+    double values_per_second = 0;
+    std::uint64_t values = 0;
+    std::uint64_t malformed = 0;
+    std::string notice;
+};
+
+class App {
+public:
+    explicit App(std::unique_ptr<Reader> reader);
+    ~App();
+
+    // Selects a tab by name (overview, chart, anomalies, health, config); false if there is none.
+    bool select_view(const std::string& name);
+    // Re-reads the models of the visible view.
+    void collect();
+    // Draws a whole frame: tabs, the view, the hint bar, the status line (and help or input when open).
+    void compose(ScreenBuffer& buf, const Glyphs& glyphs);
+    // Handles one key; returns false when the app should quit.
+    bool handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw);
+    AppStatus& status() { return status_; }
+
+private:
+    void draw_help(ScreenBuffer& buf, const Glyphs& glyphs);
+    Reaction run_command(const std::string& command);
+
+    std::unique_ptr<Reader> reader_;
+    SharedSelection shared_;
+    std::vector<std::unique_ptr<View>> views_;
+    std::size_t current_ = 0;
+    KeyTable global_keys_;
+    bool help_ = false, quit_ = false;
+    enum class Input { none, filter, command } input_ = Input::none;
+    std::string input_text_;
+    AppStatus status_;
+    std::size_t anomaly_count_ = 0;
+};
+
+}  // namespace msmon::tui

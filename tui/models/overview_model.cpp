@@ -1,0 +1,63 @@
+// Overview model: Reader::rank_series for the selection, summarised per rank; anomalies worth a mark.
+#include "tui/models/overview_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace msmon::tui {
+
+SeriesSelection default_selection(const StoreCatalog& catalog) {
+    auto has = [&](const std::string& kind, const std::string& op) {
+        for (const auto& [k, ops] : catalog.kinds)
+            if (k == kind && std::find(ops.begin(), ops.end(), op) != ops.end()) return true;
+        return false;
+    };
+    for (const auto& [kind, op] : std::vector<std::pair<std::string, std::string>>{
+             {"loss", "value"}, {"global_norm", "value"}, {"grad_reduced", "norm"}, {"grad_unreduced", "norm"}})
+        if (has(kind, op)) return {kind, op, std::nullopt};
+    if (!catalog.kinds.empty() && !catalog.kinds.front().second.empty())
+        return {catalog.kinds.front().first, catalog.kinds.front().second.front(), std::nullopt};
+    return {};
+}
+
+OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps) {
+    OverviewModel m;
+    m.catalog = reader.catalog();
+    m.selection = selection.kind.empty() ? default_selection(m.catalog) : selection;
+    if (m.selection.kind.empty()) return m;
+    RankSeriesRequest req{m.selection.kind, m.selection.op, m.selection.name_regex, window_steps};
+    std::map<int, OverviewRow> rows;
+    for (auto& rs : reader.rank_series(req)) {
+        OverviewRow& row = rows[rs.rank];
+        row.rank = rs.rank;
+        row.points = std::move(rs.points);
+        row.min = INFINITY;
+        row.max = -INFINITY;
+        for (const auto& p : row.points) {
+            if (std::isnan(p.value)) {
+                row.has_nan = true;
+                continue;
+            }
+            row.min = std::min(row.min, p.value);
+            row.max = std::max(row.max, p.value);
+        }
+        if (!row.points.empty()) {
+            row.latest = row.points.back().value;
+            m.step_lo = m.step_hi < m.step_lo ? row.points.front().step : std::min(m.step_lo, row.points.front().step);
+            m.step_hi = std::max(m.step_hi, row.points.back().step);
+        }
+    }
+    // Every rank the store knows gets a row, even one with no data for this selection yet.
+    for (int r : m.catalog.ranks) rows.try_emplace(r).first->second.rank = r;
+    AnomalyFilter filter;
+    for (const auto& a : reader.anomalies(filter)) {
+        ++m.anomaly_count;
+        if (a.score < 20) continue;  // msprobe's per-step noise does not mark the overview
+        if (auto it = rows.find(a.rank); it != rows.end()) it->second.anomaly_steps.insert(a.step);
+    }
+    for (auto& [_, row] : rows) m.rows.push_back(std::move(row));
+    return m;
+}
+
+}  // namespace msmon::tui

@@ -1,0 +1,42 @@
+// What the overview shows, collected from a Reader: one statistic per rank over the latest steps, with the
+// steps where anomalies were found on that rank.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/reader.hpp"
+
+namespace msmon::tui {
+
+struct SeriesSelection {
+    std::string kind;
+    std::string op;
+    std::optional<std::string> name_regex;
+};
+
+struct OverviewRow {
+    int rank = 0;
+    std::vector<StepValue> points;
+    double latest = 0, min = 0, max = 0;
+    std::set<std::int64_t> anomaly_steps;
+    bool has_nan = false;
+};
+
+struct OverviewModel {
+    StoreCatalog catalog;
+    SeriesSelection selection;
+    std::vector<OverviewRow> rows;
+    std::int64_t step_lo = 0, step_hi = -1;
+    std::size_t anomaly_count = 0;
+};
+
+// Picks what to open on: loss or global norm when logs are present, else the gradient norm, else anything.
+SeriesSelection default_selection(const StoreCatalog& catalog);
+
+// Reads the model. `window_steps` bounds how far back (0: all steps).
+OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps);
+
+}  // namespace msmon::tui

@@ -1,0 +1,153 @@
+// Chart view: reads every rank's series for the shared selection; draws the focused rank bright, up to eight
+// others faint, via draw_chart.
+#include "tui/views/chart_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace msmon::tui {
+
+namespace {
+
+constexpr double kSmoothing[] = {0.0, 0.6, 0.9, 0.99};
+
+std::vector<SeriesPoint> to_points(const std::vector<StepValue>& in) {
+    std::vector<SeriesPoint> out;
+    out.reserve(in.size());
+    for (const auto& p : in) out.push_back({p.step, p.value});
+    return out;
+}
+
+}  // namespace
+
+ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
+    keys_ = {
+        {{'+', '='}, "+", "zoom in (around the cursor or the centre)", [this] { return zoom(0.5); }},
+        {{'-'}, "-", "zoom out", [this] { return zoom(2.0); }},
+        {{'0'}, "0", "show every step", [this] {
+             zoomed_ = false;
+             lo_ = data_lo_;
+             hi_ = data_hi_;
+             return Reaction::redraw;
+         }},
+        {{kKeyLeft, 'h'}, "h/Left", "pan left", [this] { return pan(-0.25); }},
+        {{kKeyRight, 'l'}, "l/Right", "pan right", [this] { return pan(0.25); }},
+        {{','}, ",", "cursor one step left", [this] {
+             cursor_ = std::max(lo_, cursor_.value_or(hi_) - std::max<std::int64_t>(1, (hi_ - lo_) / 100));
+             return Reaction::redraw;
+         }},
+        {{'.'}, ".", "cursor one step right", [this] {
+             cursor_ = std::min(hi_, cursor_.value_or(lo_) + std::max<std::int64_t>(1, (hi_ - lo_) / 100));
+             return Reaction::redraw;
+         }},
+        {{'g'}, "g", "log scale on the y axis", [this] {
+             log_y_ = !log_y_;
+             return Reaction::redraw;
+         }},
+        {{'e'}, "e", "smoothing: off, 0.6, 0.9, 0.99 (debiased EMA; the raw line stays faint)", [this] {
+             smoothing_ = (smoothing_ + 1) % 4;
+             return Reaction::redraw;
+         }},
+        {{'a'}, "a", "show or hide the other ranks (faint)", [this] {
+             others_ = !others_;
+             return Reaction::redraw;
+         }},
+        {{'r'}, "r", "next rank", [this] { return next_rank(1); }},
+        {{'R'}, "R", "previous rank", [this] { return next_rank(-1); }},
+    };
+}
+
+void ChartView::collect(Reader& reader) {
+    if (shared_.series.kind.empty()) shared_.series = default_selection(reader.catalog());
+    series_ = reader.rank_series({shared_.series.kind, shared_.series.op, shared_.series.name_regex, 0});
+    data_lo_ = 0;
+    data_hi_ = -1;
+    for (const auto& s : series_) {
+        if (s.points.empty()) continue;
+        data_lo_ = data_hi_ < data_lo_ ? s.points.front().step : std::min(data_lo_, s.points.front().step);
+        data_hi_ = std::max(data_hi_, s.points.back().step);
+    }
+    if (shared_.focus_rank < 0 && !series_.empty()) shared_.focus_rank = series_.front().rank;
+    if (shared_.focus_step) {  // drill-down: a window around that step
+        const std::int64_t half = std::max<std::int64_t>(10, (data_hi_ - data_lo_) / 10);
+        lo_ = std::max(data_lo_, *shared_.focus_step - half);
+        hi_ = std::min(data_hi_, *shared_.focus_step + half);
+        cursor_ = shared_.focus_step;
+        zoomed_ = true;
+        shared_.focus_step.reset();
+    } else if (!zoomed_) {
+        lo_ = data_lo_;
+        hi_ = data_hi_;
+    }
+}
+
+Reaction ChartView::zoom(double factor) {
+    if (hi_ < lo_) return Reaction::none;
+    const double centre = cursor_ ? static_cast<double>(*cursor_) : (static_cast<double>(lo_) + static_cast<double>(hi_)) / 2;
+    const double half = std::max(2.0, (static_cast<double>(hi_ - lo_) / 2) * factor);
+    lo_ = std::max(data_lo_, static_cast<std::int64_t>(std::floor(centre - half)));
+    hi_ = std::min(data_hi_, static_cast<std::int64_t>(std::ceil(centre + half)));
+    zoomed_ = lo_ > data_lo_ || hi_ < data_hi_;
+    return Reaction::redraw;
+}
+
+Reaction ChartView::pan(double fraction) {
+    const std::int64_t span = hi_ - lo_;
+    if (span <= 0) return Reaction::none;
+    std::int64_t shift = static_cast<std::int64_t>(std::llround(static_cast<double>(span) * fraction));
+    if (shift == 0) shift = fraction > 0 ? 1 : -1;
+    shift = std::clamp(shift, data_lo_ - lo_, data_hi_ - hi_);
+    lo_ += shift;
+    hi_ += shift;
+    zoomed_ = true;
+    return Reaction::redraw;
+}
+
+Reaction ChartView::next_rank(int delta) {
+    if (series_.empty()) return Reaction::none;
+    std::size_t i = 0;
+    for (; i < series_.size(); ++i)
+        if (series_[i].rank == shared_.focus_rank) break;
+    i = (i + series_.size() + static_cast<std::size_t>(delta < 0 ? series_.size() - 1 : 1)) % series_.size();
+    shared_.focus_rank = series_[i].rank;
+    return Reaction::redraw;
+}
+
+void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
+    std::vector<ChartSeries> lines;
+    static const Color palette[] = {Color::series1, Color::series2, Color::series3, Color::series4, Color::series5};
+    int others = 0;
+    for (const auto& s : series_) {
+        if (s.rank == shared_.focus_rank || !others_ || others >= 8) continue;
+        lines.push_back({"r" + std::to_string(s.rank), to_points(s.points), {palette[others % 5], Color::none, kDim}, true});
+        ++others;
+    }
+    for (const auto& s : series_) {
+        if (s.rank != shared_.focus_rank) continue;
+        auto raw = to_points(s.points);
+        const std::string label = "rank " + std::to_string(s.rank);
+        if (smoothing_ > 0) {
+            lines.push_back({label + " raw", raw, {Color::series0, Color::none, kDim}, true});
+            lines.push_back({label + " ema " + std::to_string(kSmoothing[smoothing_]).substr(0, 4),
+                             smooth_debiased_ema(raw, kSmoothing[smoothing_]), {Color::series0, Color::none, kBold}, false});
+        } else {
+            lines.push_back({label, raw, {Color::series0, Color::none, kBold}, false});
+        }
+    }
+    ChartOptions opt;
+    opt.step_lo = lo_;
+    opt.step_hi = hi_;
+    opt.log_y = log_y_;
+    opt.cursor_step = cursor_;
+    opt.title = shared_.series.kind + " " + shared_.series.op +
+                (shared_.series.name_regex ? " /" + *shared_.series.name_regex + "/" : std::string()) + "  steps " +
+                std::to_string(lo_) + "-" + std::to_string(hi_) + (log_y_ ? "  log-y" : "");
+    if (series_.empty() || hi_ < lo_) {
+        buf.text(x, y, "no data for " + shared_.series.kind + " " + shared_.series.op + " yet", {Color::dim, Color::none, kPlain},
+                 width);
+        return;
+    }
+    draw_chart(buf, x, y, width, height, lines, opt, glyphs);
+}
+
+}  // namespace msmon::tui

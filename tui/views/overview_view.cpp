@@ -1,0 +1,211 @@
+// Overview drawing and keys. Values print as shortest text, clipped to their column.
+#include "tui/views/overview_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/text/number_text.hpp"
+#include "tui/widgets/downsample.hpp"
+#include "tui/widgets/heatmap.hpp"
+#include "tui/widgets/sparkline.hpp"
+
+namespace msmon::tui {
+
+namespace {
+
+constexpr std::int64_t kWindowSteps = 2000;
+
+std::string short_number(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.5g", v);
+    return buf;
+}
+
+std::vector<SeriesPoint> to_points(const std::vector<StepValue>& in) {
+    std::vector<SeriesPoint> out;
+    out.reserve(in.size());
+    for (const auto& p : in) out.push_back({p.step, p.value});
+    return out;
+}
+
+}  // namespace
+
+OverviewView::OverviewView(SharedSelection& shared, std::function<void()> open_chart)
+    : shared_(shared), open_chart_(std::move(open_chart)) {
+    keys_ = {
+        {{kKeyDown, 'j'}, "j/Down", "next rank", [this] { return move(1); }},
+        {{kKeyUp, 'k'}, "k/Up", "previous rank", [this] { return move(-1); }},
+        {{kKeyPageDown}, "PgDn", "next page of ranks", [this] { return move(rows_visible_); }},
+        {{kKeyPageUp}, "PgUp", "previous page of ranks", [this] { return move(-rows_visible_); }},
+        {{kKeyEnter}, "Enter", "chart of the selected rank", [this] {
+             open_chart_();
+             return Reaction::reload;
+         }},
+        {{']'}, "]", "next kind (grad_reduced, actv, loss, ...)", [this] { return cycle_kind(1); }},
+        {{'['}, "[", "previous kind", [this] { return cycle_kind(-1); }},
+        {{'o'}, "o", "next op (norm, max, min, mean, ...)", [this] { return cycle_op(); }},
+        {{'s'}, "s", "sort by rank / latest value / deviation from the other ranks", [this] {
+             sort_ = sort_ == Sort::rank ? Sort::latest : sort_ == Sort::latest ? Sort::deviation : Sort::rank;
+             return Reaction::redraw;
+         }},
+        {{'h'}, "h", "heatmap of all ranks (automatic when ranks outnumber rows)", [this] {
+             heatmap_forced_ = !heatmap_forced_;
+             return Reaction::redraw;
+         }},
+        {{'L'}, "L", "log scale for sparklines and heatmap", [this] {
+             log_scale_ = !log_scale_;
+             return Reaction::redraw;
+         }},
+    };
+}
+
+void OverviewView::collect(Reader& reader) {
+    model_ = collect_overview(reader, shared_.series, kWindowSteps);
+    shared_.series = model_.selection;
+    if (selected_ >= model_.rows.size()) selected_ = model_.rows.empty() ? 0 : model_.rows.size() - 1;
+    const auto order = sorted_rows();
+    if (!order.empty()) shared_.focus_rank = model_.rows[order[selected_]].rank;
+}
+
+std::vector<std::size_t> OverviewView::sorted_rows() const {
+    std::vector<std::size_t> idx(model_.rows.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    if (sort_ == Sort::rank) return idx;
+    std::vector<double> latest;
+    for (const auto& r : model_.rows)
+        if (std::isfinite(r.latest)) latest.push_back(r.latest);
+    std::sort(latest.begin(), latest.end());
+    const double median = latest.empty() ? 0 : latest[latest.size() / 2];
+    auto key = [&](std::size_t i) {
+        const double v = model_.rows[i].latest;
+        if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();  // NaN/Inf first: they are the news
+        return sort_ == Sort::latest ? v : std::abs(v - median);
+    };
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
+    return idx;
+}
+
+Reaction OverviewView::move(int delta) {
+    if (model_.rows.empty()) return Reaction::none;
+    const long next = std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(model_.rows.size()) - 1);
+    selected_ = static_cast<std::size_t>(next);
+    shared_.focus_rank = model_.rows[sorted_rows()[selected_]].rank;
+    return Reaction::redraw;
+}
+
+Reaction OverviewView::cycle_kind(int delta) {
+    const auto& kinds = model_.catalog.kinds;
+    if (kinds.empty()) return Reaction::none;
+    std::size_t i = 0;
+    for (; i < kinds.size(); ++i)
+        if (kinds[i].first == shared_.series.kind) break;
+    i = (i + kinds.size() + static_cast<std::size_t>(delta + static_cast<int>(kinds.size()))) % kinds.size();
+    shared_.series.kind = kinds[i].first;
+    const auto& ops = kinds[i].second;
+    if (std::find(ops.begin(), ops.end(), shared_.series.op) == ops.end())
+        shared_.series.op = std::find(ops.begin(), ops.end(), "norm") != ops.end() ? "norm" : ops.empty() ? "" : ops.front();
+    return Reaction::reload;
+}
+
+Reaction OverviewView::cycle_op() {
+    for (const auto& [kind, ops] : model_.catalog.kinds) {
+        if (kind != shared_.series.kind || ops.empty()) continue;
+        auto it = std::find(ops.begin(), ops.end(), shared_.series.op);
+        shared_.series.op = (it == ops.end() || it + 1 == ops.end()) ? ops.front() : *(it + 1);
+        return Reaction::reload;
+    }
+    return Reaction::none;
+}
+
+Reaction OverviewView::click(int, int y) {
+    if (heatmap_shown_ || y < list_y_) return Reaction::none;
+    const std::size_t row = top_ + static_cast<std::size_t>(y - list_y_);
+    if (row >= model_.rows.size()) return Reaction::none;
+    selected_ = row;
+    shared_.focus_rank = model_.rows[sorted_rows()[selected_]].rank;
+    return Reaction::redraw;
+}
+
+void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
+    const Style head{Color::accent, Color::none, kBold};
+    const Style dim{Color::dim, Color::none, kPlain};
+    const auto& sel = model_.selection;
+    std::string title = "kind " + (sel.kind.empty() ? std::string("-") : sel.kind) + "  op " + sel.op;
+    if (sel.name_regex) title += "  filter /" + *sel.name_regex + "/";
+    title += std::string("  sort ") + (sort_ == Sort::rank ? "rank" : sort_ == Sort::latest ? "latest" : "deviation");
+    if (model_.step_hi >= model_.step_lo)
+        title += "  steps " + std::to_string(model_.step_lo) + "-" + std::to_string(model_.step_hi);
+    buf.text(x, y, title, head, width);
+    if (model_.rows.empty()) {
+        buf.text(x, y + 2, sel.kind.empty() ? "no data yet: waiting for the first values" : "no ranks have this statistic",
+                 dim, width);
+        return;
+    }
+    const int list_h = height - 2;
+    const bool heatmap = heatmap_forced_ || static_cast<int>(model_.rows.size()) > list_h;
+    heatmap_shown_ = heatmap;
+    const auto order = sorted_rows();
+    const int value_w = 10;
+    const int label_w = 7;
+    const int spark_w = std::max(4, width - label_w - 3 * (value_w + 1) - 3);
+    if (heatmap) {
+        std::vector<std::vector<ColumnStat>> rows;
+        for (auto i : order) {
+            auto cols = downsample_minmax(to_points(model_.rows[i].points), model_.step_lo, model_.step_hi, width - label_w);
+            for (auto& c : cols)
+                for (auto s : model_.rows[i].anomaly_steps)
+                    if (s >= c.first_step && s <= c.last_step) c.marked = true;
+            rows.push_back(std::move(cols));
+        }
+        buf.text(x, y + 1, "ranks " + std::to_string(model_.rows.front().rank) + ".." + std::to_string(model_.rows.back().rank) +
+                               " (" + std::to_string(rows.size()) + ") x steps; h: list",
+                 dim, width);
+        draw_heatmap(buf, x + label_w, y + 2, width - label_w, list_h, rows, glyphs, HeatmapOptions{log_scale_, {}, {}});
+        const int per_row = static_cast<int>((rows.size() + static_cast<std::size_t>(list_h) - 1) / static_cast<std::size_t>(list_h));
+        for (int r = 0; r < list_h && static_cast<std::size_t>(r * per_row) < order.size(); r += std::max(1, list_h / 8))
+            buf.text(x, y + 2 + r, "r" + std::to_string(model_.rows[order[static_cast<std::size_t>(r * per_row)]].rank), dim, label_w - 1);
+        return;
+    }
+    char hdr[160];
+    std::snprintf(hdr, sizeof hdr, "%-*s%-*s %*s %*s %*s", label_w, "rank", spark_w, "history", value_w, "latest",
+                  value_w, "min", value_w, "max");
+    buf.text(x, y + 1, hdr, dim, width);
+    rows_visible_ = list_h;
+    list_y_ = y + 2;
+    if (selected_ < top_) top_ = selected_;
+    if (selected_ >= top_ + static_cast<std::size_t>(list_h)) top_ = selected_ - static_cast<std::size_t>(list_h) + 1;
+    for (int r = 0; r < list_h && top_ + static_cast<std::size_t>(r) < order.size(); ++r) {
+        const std::size_t pos = top_ + static_cast<std::size_t>(r);
+        const OverviewRow& row = model_.rows[order[pos]];
+        const int ry = y + 2 + r;
+        const bool sel_row = pos == selected_;
+        const Style label_style{sel_row ? Color::accent : Color::none, Color::none,
+                                static_cast<std::uint8_t>(sel_row ? kReverse | kBold : kPlain)};
+        char label[16];
+        std::snprintf(label, sizeof label, "%s%-5d", row.anomaly_steps.empty() && !row.has_nan ? " " : "!", row.rank);
+        buf.text(x, ry, label, label_style, label_w - 1);
+        // One column per step when the steps fit; the newest step at the right edge.
+        const int span = static_cast<int>(std::min<std::int64_t>(spark_w, model_.step_hi - model_.step_lo + 1));
+        auto cols = downsample_minmax(to_points(row.points), model_.step_lo, model_.step_hi, std::max(1, span));
+        for (auto& c : cols)
+            for (auto s : row.anomaly_steps)
+                if (s >= c.first_step && s <= c.last_step) c.marked = true;
+        SparklineOptions so;
+        so.log_scale = log_scale_;
+        so.style = {Color::series0, Color::none, kPlain};
+        draw_sparkline(buf, x + label_w, ry, spark_w, cols, glyphs, so);
+        const Style vs{std::isfinite(row.latest) ? Color::none : Color::bad, Color::none, kPlain};
+        int vx = x + label_w + spark_w + 1;
+        for (double v : {row.latest, row.min, row.max}) {
+            const std::string t = row.points.empty() ? "-" : short_number(v);
+            buf.text(vx + value_w - std::min<int>(value_w, static_cast<int>(t.size())), ry, t, vs, value_w);
+            vx += value_w + 1;
+        }
+    }
+}
+
+}  // namespace msmon::tui

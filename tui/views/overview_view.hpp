@@ -1,0 +1,40 @@
+// Overview: one row per rank — sparkline of the chosen statistic, latest, min, max, anomaly mark; a heatmap
+// (ranks × steps) when ranks outnumber rows.
+#pragma once
+
+#include <functional>
+
+#include "tui/views/view.hpp"
+
+namespace msmon::tui {
+
+class OverviewView final : public View {
+public:
+    enum class Sort { rank, latest, deviation };
+    OverviewView(SharedSelection& shared, std::function<void()> open_chart);
+    const char* title() const override { return "Overview"; }
+    const KeyTable& keys() const override { return keys_; }
+    void collect(Reader& reader) override;
+    void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
+    Reaction click(int x, int y) override;
+
+    const OverviewModel& model() const { return model_; }
+
+private:
+    std::vector<std::size_t> sorted_rows() const;
+    Reaction move(int delta);
+    Reaction cycle_kind(int delta);
+    Reaction cycle_op();
+
+    SharedSelection& shared_;
+    std::function<void()> open_chart_;
+    OverviewModel model_;
+    KeyTable keys_;
+    Sort sort_ = Sort::rank;
+    bool heatmap_forced_ = false, log_scale_ = false;
+    std::size_t selected_ = 0, top_ = 0;
+    int rows_visible_ = 1, list_y_ = 0;
+    bool heatmap_shown_ = false;
+};
+
+}  // namespace msmon::tui

@@ -1,0 +1,50 @@
+// A screen of msmon-tui: collect() reads its model through the Reader (the only data access), draw() turns the
+// model into cells with no I/O, and its key table handles keys.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "store/reader.hpp"
+#include "tui/key_table.hpp"
+#include "tui/models/overview_model.hpp"
+#include "tui/screen_buffer.hpp"
+
+namespace msmon::tui {
+
+// What the overview and the chart share: the statistic looked at, the filter, the rank in focus.
+struct SharedSelection {
+    SeriesSelection series;
+    int focus_rank = -1;
+    std::optional<std::int64_t> focus_step;  // a step to centre on (drill-down)
+};
+
+class View {
+public:
+    virtual ~View() = default;
+    virtual const char* title() const = 0;
+    virtual const KeyTable& keys() const = 0;
+    virtual void collect(Reader& reader) = 0;
+    virtual void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) = 0;
+    // Row clicked with the mouse (relative to the view's area); default: nothing.
+    virtual Reaction click(int /*x*/, int /*y*/) { return Reaction::none; }
+};
+
+// A tab whose view is not built yet says so, plainly.
+class PlaceholderView final : public View {
+public:
+    PlaceholderView(const char* title, std::string message) : title_(title), message_(std::move(message)) {}
+    const char* title() const override { return title_; }
+    const KeyTable& keys() const override { return keys_; }
+    void collect(Reader&) override {}
+    void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs&) override {
+        if (height > 1) buf.text(x + 2, y + 1, message_, {Color::dim, Color::none, kPlain}, width - 4);
+    }
+
+private:
+    const char* title_;
+    std::string message_;
+    KeyTable keys_;
+};
+
+}  // namespace msmon::tui

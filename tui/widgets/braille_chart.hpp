@@ -1,0 +1,38 @@
+// A line chart of several series in Braille dots (2×4 per cell) with axes, ticks and a legend; ASCII falls back
+// to one mark per cell. Min/max per column keep spikes; NaN and Inf are drawn as marks on the top/bottom edge.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tui/screen_buffer.hpp"
+#include "tui/widgets/downsample.hpp"
+
+namespace msmon::tui {
+
+struct ChartSeries {
+    std::string label;
+    std::vector<SeriesPoint> points;  // step-sorted; a step going backwards (a restart) starts a new segment
+    Style style;
+    bool faint = false;  // drawn dim (the raw line behind a smoothed one, or comparison ranks)
+};
+
+struct ChartOptions {
+    std::int64_t step_lo = 0, step_hi = 0;  // x range (inclusive)
+    std::optional<double> y_lo, y_hi;       // default: robust range of the visible finite values
+    bool log_y = false;
+    std::optional<std::int64_t> cursor_step;  // vertical cursor with a read-out of each series' value there
+    std::string title;
+};
+
+// Draws into the rectangle (x, y, width, height): y-axis labels on the left, x-axis ticks and the legend at
+// the bottom. Never draws outside the rectangle.
+void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std::vector<ChartSeries>& series,
+                const ChartOptions& options, const Glyphs& glyphs);
+
+// Debiased exponential moving average as TensorBoard draws smoothing (weight in [0, 1); NaN/Inf pass through
+// unsmoothed and do not poison later values).
+std::vector<SeriesPoint> smooth_debiased_ema(const std::vector<SeriesPoint>& points, double weight);
+
+}  // namespace msmon::tui
