@@ -36,14 +36,23 @@ constexpr const char* kUsage =
     "  DIR                the job folder (or monitor_output/, or one rank folder)\n"
     "  --db PATH          the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db)\n"
     "  --poll-ms N        poll every N ms instead of inotify\n"
-    "  --demo             run the built-in simulator live (8 ranks, a loss spike, a NaN) and open on it\n"
+    "  --demo             run the built-in simulator live (8 ranks, a loss spike at step 20, a NaN on rank 3 at\n"
+    "                     step 35, msprobe alert rules) and open on it\n"
+    "  --demo-step-ms MS  the demo's pace (default 500 ms per step)\n"
     "  --snapshot VIEW    ingest, print one frame of VIEW (overview, chart, anomalies, health, config) as text, exit\n"
     "  --size WxH         the snapshot's size (default 120x40)\n"
     "Inside: ? lists every key of the current view.\n";
 
+// The alert rules a real msprobe job would run with (as in msprobe's own alert example).
+constexpr const char* kDemoMonitorConfig =
+    R"({"targets": {}, "wg_distribution": true, "mv_distribution": true, "param_distribution": true, "format": "csv",
+ "ops": ["min", "max", "norm", "mean", "nans", "zeros"],
+ "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}, {"rule_name": "AnomalyNan"}],
+           "dump": false}})";
+
 struct Options {
-    std::string dir, db, snapshot;
-    int width = 120, height = 40, poll_ms = 0;
+    std::string dir, db, snapshot, monitor_config;
+    int width = 120, height = 40, poll_ms = 0, demo_step_ms = 500;
     bool demo = false;
 };
 
@@ -98,6 +107,7 @@ int run_live(const Options& o) {
     io.roots = {o.dir};
     io.follow = true;
     io.poll_ms = o.poll_ms;
+    if (!o.monitor_config.empty()) io.detectors.monitor_config_text = o.monitor_config;
     std::string error;
     IngestSession::OpenStatus status;
     auto session = IngestSession::open(o.db, io, status, error);
@@ -222,6 +232,11 @@ int main(int argc, char** argv) {
             return 0;
         } else if (a == "--demo") {
             o.demo = true;
+        } else if (a == "--demo-step-ms") {
+            const char* v = value("--demo-step-ms");
+            auto n = v ? parse_int(v) : std::nullopt;
+            if (!n || *n < 10 || *n > 60000) return usage_error("--demo-step-ms takes 10..60000");
+            o.demo_step_ms = static_cast<int>(*n);
         } else if (a == "--db") {
             const char* v = value("--db");
             if (!v) return usage_error("--db needs a PATH");
@@ -261,13 +276,14 @@ int main(int argc, char** argv) {
         o.dir = demo_dir + "/job";
         if (o.db.empty()) o.db = demo_dir + "/store.db";
         std::filesystem::create_directories(o.dir);
+        o.monitor_config = kDemoMonitorConfig;
         sim = std::thread([&] {
             SimOptions s;
             s.outdir = o.dir;
             s.ranks = 8;
             s.params = 16;
             s.steps = 100000;
-            s.step_ms = 500;
+            s.step_ms = o.demo_step_ms;
             std::string err;
             s.faults = *parse_fault_list("spike@20,nan@35:r3", err);
             SimResult result;

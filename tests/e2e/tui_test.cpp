@@ -168,3 +168,24 @@ TEST(TuiSnapshot, every_view_renders_within_80x24) {
 
 }  // namespace
 }  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
+    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    TempDir tmp;
+    TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
+                  {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"TERM", "xterm-256color"}, {"TMPDIR", tmp.path()},
+                   {"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_FALSE(t.wait_for("steps 0-5", std::chrono::milliseconds(8000)).empty()) << t.capture();
+    ASSERT_FALSE(t.wait_for("steps 0-15", std::chrono::milliseconds(8000)).empty()) << "steps do not advance:\n" << t.capture();
+    // After the spike at step 20 every rank carries the anomaly mark '!' before its number.
+    const std::string screen = t.wait_for("!7 ", std::chrono::milliseconds(8000));
+    ASSERT_FALSE(screen.empty()) << t.capture();
+    for (int r = 0; r < 8; ++r) EXPECT_NE(screen.find("!" + std::to_string(r) + " "), std::string::npos) << screen;
+    t.send_keys("q", true);
+}
+
+}  // namespace
+}  // namespace msmon::test
