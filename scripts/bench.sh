@@ -2,6 +2,10 @@
 # Builds and runs the benchmarks; each prints one JSON document. Fixed inputs; medians over repeats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh --target ingest_bench live_latency_bench >/dev/null
+bash scripts/build.sh >/dev/null
 ./build/bench/ingest_bench --repeats "${REPEATS:-5}"
 ./build/bench/live_latency_bench --ranks 64 --seconds "${LATENCY_SECONDS:-20}"
+if [ -x ./build/bench/render_bench ]; then
+  ./build/bench/render_bench --benchmark_format=json --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+fi
+bash bench/tui_live_bench.sh build 20
