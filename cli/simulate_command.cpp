@@ -1,11 +1,14 @@
-// msmon simulate OUTDIR: writes a realistic msprobe run, optionally paced so it runs live.
+// msmon simulate OUTDIR: writes a realistic msprobe run (and MindFormers' logs beside it), optionally paced
+// so it runs live.
 #include <signal.h>
 
 #include <atomic>
 #include <cstdio>
+#include <thread>
 
 #include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "core/sim/mindformers_simulator.hpp"
 #include "core/sim/msprobe_simulator.hpp"
 #include "core/text/number_text.hpp"
 
@@ -15,10 +18,17 @@ namespace {
 
 const CommandSpec kSimulateSpec{
     "simulate",
-    "OUTDIR [--ranks N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--record-steps N] [--xy] [--seed N]",
+    "OUTDIR [--ranks N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--record-steps N]\n"
+    "       [--xy] [--seed N] [--logs] [--health] [--log-variant V] [--log-max-bytes N] [--ckpt-every N]\n"
+    "       [--restart-at S]",
     "Writes a training run's msprobe monitor output under OUTDIR/monitor_output, in the exact format of the\n"
     "real monitor: one <time>-rank<N>-<uid> folder per rank, grad/optimizer/param CSVs per step.\n"
-    "Faults: spike@STEP[:rRANK][xFACTOR] (all gradients x100 by default), nan@STEP[:rRANK] (a NaN gradient).",
+    "With --logs, also what MindFormers writes for the same job under OUTDIR/output: log/rank_<N>/info.log\n"
+    "(rotating) and msrun_log/worker_<N>.log, with 2 pipeline stages when ranks >= 2. The log's step N\n"
+    "is msprobe's step N.\n"
+    "Faults: spike@STEP[:rRANK][xFACTOR] (all gradients x100 by default), nan@STEP[:rRANK] (a NaN\n"
+    "gradient), stop@STEP (spikes at STEP-1 and STEP, and the data-skip ValueError ends the job at STEP).\n"
+    "With --logs, any two consecutive global norms >= 3.0 end the job the same way.",
     {
         {"--ranks", "N", "ranks (default 8)"},
         {"--steps", "S", "optimizer steps (default 100)"},
@@ -29,13 +39,21 @@ const CommandSpec kSimulateSpec{
         {"--record-steps", "N", "step_count_per_record: steps per CSV file (default 1)"},
         {"--xy", "", "also write activations (actv, actv_grad) with micro_step"},
         {"--seed", "N", "random seed (default 1)"},
+        {"--logs", "", "also write MindFormers logs (info.log per rank, msrun worker logs)"},
+        {"--health", "", "also write output/health_ckpts.json as rank 0 does at each checkpoint"},
+        {"--log-variant", "V", "step-line shape: standard|nonsink|nolr|noclip|moe|old3 (default standard)"},
+        {"--log-max-bytes", "N", "info.log rotation size, 0 for none (default 52428800, as MindFormers)"},
+        {"--ckpt-every", "N", "checkpoint every N steps (default 10)"},
+        {"--restart-at", "S", "the job dies after step S and is relaunched, appending to the same logs"},
     },
     1,
     1,
 };
 
 std::atomic<bool> g_sim_stop{false};
-extern "C" void on_sim_signal(int) { g_sim_stop.store(true); }
+extern "C" void on_sim_signal(int) {
+    g_sim_stop.store(true);
+}
 
 }  // namespace
 
@@ -59,19 +77,26 @@ int run_simulate_command(int argc, char** argv) {
         std::int64_t lo, hi;
         std::int64_t* target;
     };
+    MindFormersOptions mf;
     std::int64_t ranks = o.ranks, params = o.params, step_ms = o.step_ms, record = o.step_count_per_record,
                  seed = static_cast<std::int64_t>(o.seed);
-    IntOpt ints[] = {{"--ranks", 1, 65536, &ranks},          {"--steps", 1, 100000000, &o.steps},
-                     {"--first-step", 0, 1000000000, &o.first_step}, {"--step-ms", 0, 3600000, &step_ms},
-                     {"--params", 1, 100000, &params},      {"--record-steps", 1, 100000, &record},
-                     {"--seed", 0, INT64_MAX, &seed}};
+    IntOpt ints[] = {{"--ranks", 1, 65536, &ranks},
+                     {"--steps", 1, 100000000, &o.steps},
+                     {"--first-step", 0, 1000000000, &o.first_step},
+                     {"--step-ms", 0, 3600000, &step_ms},
+                     {"--params", 1, 100000, &params},
+                     {"--record-steps", 1, 100000, &record},
+                     {"--seed", 0, INT64_MAX, &seed},
+                     {"--log-max-bytes", 0, 1LL << 40, &mf.log_max_bytes},
+                     {"--ckpt-every", 1, 1000000000, &mf.ckpt_every},
+                     {"--restart-at", 1, 1100000000, &mf.restart_at}};
     for (const auto& opt : ints) {
         auto v = args->value(opt.name);
         if (!v) continue;
         auto n = parse_int(*v);
         if (!n || *n < opt.lo || *n > opt.hi)
-            return usage_error(std::string(opt.name) + " takes a whole number from " + std::to_string(opt.lo) + " to " +
-                               std::to_string(opt.hi));
+            return usage_error(std::string(opt.name) + " takes a whole number from " +
+                               std::to_string(opt.lo) + " to " + std::to_string(opt.hi));
         *opt.target = *n;
     }
     o.ranks = static_cast<int>(ranks);
@@ -85,19 +110,55 @@ int run_simulate_command(int argc, char** argv) {
         if (!faults) return usage_error("--faults: " + error);
         o.faults = *faults;
     }
+    mf.logs = args->has("--logs");
+    mf.health = args->has("--health");
+    const bool mindformers = mf.logs || mf.health;
+    mf.stop_on_spikes = mindformers;  // without MindFormers output, msprobe's output stays as it always was
+    if (auto v = args->value("--log-variant")) {
+        auto variant = parse_mf_log_variant(*v);
+        if (!variant) return usage_error("--log-variant takes " + std::string(kMfLogVariantNames));
+        mf.variant = *variant;
+    }
+    if (args->has("--restart-at") &&
+        (mf.restart_at <= o.first_step || mf.restart_at >= o.first_step + o.steps))
+        return usage_error(
+            "--restart-at must be a step the run continues after: " + std::to_string(o.first_step + 1) +
+            " to " + std::to_string(o.first_step + o.steps - 1));
     struct sigaction sa {};
     sa.sa_handler = on_sim_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    const MindFormersPlan plan = plan_mindformers_run(o, mf);
+    const SimOptions msprobe = msprobe_options_for(o, plan);
     SimResult result;
-    if (!run_msprobe_simulation(o, g_sim_stop, result, error)) {
-        std::fprintf(stderr, "msmon simulate: %s\n", error.c_str());
+    MindFormersResult mf_result;
+    std::string mf_error;
+    bool mf_ok = true;
+    // The two writers run side by side with the same pacing, as the trainer's two outputs do.
+    std::thread mf_thread;
+    if (mindformers)
+        mf_thread = std::thread(
+            [&] { mf_ok = run_mindformers_simulation(o, mf, plan, g_sim_stop, mf_result, mf_error); });
+    const bool ok = run_msprobe_simulation(msprobe, g_sim_stop, result, error);
+    if (mf_thread.joinable()) mf_thread.join();
+    if (!ok || !mf_ok) {
+        std::fprintf(stderr, "msmon simulate: %s\n", (ok ? mf_error : error).c_str());
         return kExitFailure;
     }
     std::printf("wrote %lld steps x %d ranks: %lld files, %lld rows, %lld bytes under %s/monitor_output\n",
                 static_cast<long long>(result.steps), o.ranks, static_cast<long long>(result.files),
                 static_cast<long long>(result.rows), static_cast<long long>(result.bytes), o.outdir.c_str());
+    if (mindformers)
+        std::printf(
+            "wrote MindFormers output for %lld steps in %d launch(es): %lld log lines, %lld rotations, "
+            "%lld checkpoints under %s/output\n",
+            static_cast<long long>(mf_result.steps), mf_result.launches,
+            static_cast<long long>(mf_result.lines), static_cast<long long>(mf_result.rotations),
+            static_cast<long long>(mf_result.checkpoints), o.outdir.c_str());
+    if (plan.stop_step >= 0)
+        std::printf("the job stopped at step %lld (global norm spikes, ValueError)\n",
+                    static_cast<long long>(plan.stop_step));
     return kExitOk;
 }
 

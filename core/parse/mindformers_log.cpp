@@ -90,14 +90,23 @@ LogLineHead parse_log_head(std::string_view line) {
     // STDOUT: "2026-07-24 10:05:53,818 - <name>[file:line] - INFO - message"
     if (is_log_time(line) && line.substr(23, 3) == " - ") {
         static constexpr std::string_view levels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+        // The level is the earliest "] - LEVEL - " marker: a message may quote another one later on.
+        std::size_t best = std::string_view::npos, best_len = 0;
+        std::string_view best_level;
         for (auto level : levels) {
             const std::string marker = "] - " + std::string(level) + " - ";
             const auto at = line.find(marker, 26);
-            if (at == std::string_view::npos) continue;
+            if (at < best) {
+                best = at;
+                best_len = marker.size();
+                best_level = level;
+            }
+        }
+        if (best != std::string_view::npos) {
             h.prefix = LogPrefix::stdout_sink;
-            h.level = level;
+            h.level = best_level;
             h.time = line.substr(0, 23);
-            h.message = line.substr(at + marker.size());
+            h.message = line.substr(best + best_len);
             return h;
         }
     }
@@ -238,7 +247,10 @@ bool is_partial_loss_warning(std::string_view message) {
            message.find("loss is valid only on rank 0") != std::string_view::npos;
 }
 
-bool is_traceback_start(std::string_view line) { return line.substr(0, 35) == "Traceback (most recent call last):"; }
+bool is_traceback_start(std::string_view line) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    return line == "Traceback (most recent call last):";
+}
 
 bool is_exception_line(std::string_view line) {
     // "ValueError: ...", "RuntimeError: ...", "mindspore.common.exceptions.FooError: ...", "KeyboardInterrupt"

@@ -14,10 +14,14 @@ std::optional<std::vector<Fault>> parse_fault_list(std::string_view text, std::s
         Fault f;
         const auto at = item.find('@');
         const std::string_view type = item.substr(0, at);
-        if (type == "spike") f.type = Fault::Type::spike;
-        else if (type == "nan") f.type = Fault::Type::nan;
+        if (type == "spike")
+            f.type = Fault::Type::spike;
+        else if (type == "nan")
+            f.type = Fault::Type::nan;
+        else if (type == "stop")
+            f.type = Fault::Type::stop;
         else {
-            error = "unknown fault '" + std::string(type) + "' (spike, nan)";
+            error = "unknown fault '" + std::string(type) + "' (spike, nan, stop)";
             return std::nullopt;
         }
         if (at == std::string_view::npos) {
@@ -59,6 +63,13 @@ std::optional<std::vector<Fault>> parse_fault_list(std::string_view text, std::s
         out.push_back(f);
     }
     return out;
+}
+
+std::int64_t first_stop_step(const std::vector<Fault>& faults) {
+    std::int64_t first = -1;
+    for (const auto& f : faults)
+        if (f.type == Fault::Type::stop && (first < 0 || f.step < first)) first = f.step;
+    return first;
 }
 
 }  // namespace msmon
