@@ -211,9 +211,18 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     } else {
         buf.text(0, h - 2, key_hint(views_[current_]->keys(), 4) + "? help  q quit", hint, w);
     }
-    char status[512];
-    std::snprintf(status, sizeof status, " %s | %s | %.0f values/s | %llu values | %zu anomalies | %llu malformed%s%s",
-                  status_.source.c_str(), status_.watch.c_str(), status_.values_per_second,
+    const OverviewModel& om = static_cast<OverviewView&>(*views_[0]).model();
+    const std::string steps = om.catalog.max_step >= om.catalog.min_step
+                                  ? std::to_string(om.catalog.min_step) + "-" + std::to_string(om.catalog.max_step)
+                                  : std::string("-");
+    char status[640];
+    std::snprintf(status, sizeof status,
+                  " %s | %zu ranks | steps %s | %s%s | %.0f values/s | %llu values | %zu anomalies | %llu malformed%s%s",
+                  status_.source.c_str(), om.catalog.ranks.size(), steps.c_str(), status_.watch.c_str(),
+                  status_.seconds_since_data < 0
+                      ? ""
+                      : (", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago").c_str(),
+                  status_.values_per_second,
                   static_cast<unsigned long long>(status_.values), anomaly_count_,
                   static_cast<unsigned long long>(status_.malformed), status_.notice.empty() ? "" : " | ",
                   status_.notice.c_str());

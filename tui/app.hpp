@@ -20,6 +20,7 @@ struct AppStatus {
     std::uint64_t values = 0;
     std::uint64_t malformed = 0;
     std::string notice;
+    double seconds_since_data = -1;  // since the ingest thread last committed; -1: nothing yet
 };
 
 class App {

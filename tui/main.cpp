@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/log/logging.hpp"
+#include "core/sim/mindformers_simulator.hpp"
 #include "core/sim/msprobe_simulator.hpp"
 #include "core/text/number_text.hpp"
 #include "store/ingest_session.hpp"
@@ -49,6 +50,18 @@ constexpr const char* kDemoMonitorConfig =
  "ops": ["min", "max", "norm", "mean", "nans", "zeros"],
  "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}, {"rule_name": "AnomalyNan"}],
            "dump": false}})";
+
+// SIGTERM/SIGHUP/SIGINT end the loop like `q` does: the terminal is restored and the demo cleaned up.
+std::atomic<bool> g_quit{false};
+int g_wake_fd = -1;
+
+extern "C" void on_quit_signal(int) {
+    g_quit.store(true);
+    if (g_wake_fd >= 0) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(g_wake_fd, &one, sizeof one);
+    }
+}
 
 struct Options {
     std::string dir, db, snapshot, monitor_config;
@@ -116,12 +129,19 @@ int run_live(const Options& o) {
         return 1;
     }
     const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_wake_fd = wake;
+    struct sigaction sa {};
+    sa.sa_handler = on_quit_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, nullptr);
     std::mutex notice_mu;
     std::string notice = session ? "" : error + " (read only)";
+    std::atomic<long long> last_commit_ns{0};
     std::thread engine_thread;
     if (session) {
         IngestEngine& engine = session->engine();
-        engine.on_commit = [wake](const CommitInfo&) {
+        engine.on_commit = [wake, &last_commit_ns](const CommitInfo& info) {
+            last_commit_ns.store(info.committed_at.time_since_epoch().count());
             std::uint64_t one = 1;
             [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
         };
@@ -171,6 +191,9 @@ int run_live(const Options& o) {
                     st.watch = session->engine().watch_mode();
                     st.values = c.values.load();
                     st.malformed = c.issues.load();
+                    if (const long long t = last_commit_ns.load(); t != 0)
+                        st.seconds_since_data = std::chrono::duration<double>(
+                                                    now.time_since_epoch() - Clock::duration(t)).count();
                     const double dt = std::chrono::duration<double>(now - rate_time).count();
                     if (dt >= 1.0) {
                         st.values_per_second = static_cast<double>(st.values - rate_values) / dt;
@@ -193,15 +216,19 @@ int run_live(const Options& o) {
             if (reload || redraw)
                 timeout = static_cast<int>(std::max<long long>(
                     0, std::chrono::duration_cast<std::chrono::milliseconds>(last_frame + frame - Clock::now()).count()));
-            if (!session) timeout = timeout < 0 ? 1000 : timeout;  // another msmon writes: look again each second
+            // Idle: wake every 2 s only to age "data Ns ago" (a redraw from the cached model, no store read);
+            // another msmon writing the store: look for its new data every second.
+            const int idle_ms = session ? 2000 : 1000;
+            if (timeout < 0) timeout = idle_ms;
             pollfd fds[2] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}};
-            ::poll(fds, 2, timeout);
-            if (!session && timeout == 1000) reload = true;
+            const int ready = ::poll(fds, 2, timeout);
+            if (ready == 0 && timeout == idle_ms) (session ? redraw : reload) = true;
             if (fds[1].revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);
                 reload = true;
             }
+            if (g_quit.load()) break;
             MouseEvent mouse;
             for (int key; (key = term.read_key(mouse)) != kKeyNone;)
                 if (!app.handle_key(key, mouse.x, mouse.y, reload, redraw)) {
@@ -212,6 +239,7 @@ int run_live(const Options& o) {
     }
     if (session) session->engine().stop();
     if (engine_thread.joinable()) engine_thread.join();
+    g_wake_fd = -1;
     ::close(wake);
     return 0;
 }
@@ -286,8 +314,18 @@ int main(int argc, char** argv) {
             s.step_ms = o.demo_step_ms;
             std::string err;
             s.faults = *parse_fault_list("spike@20,nan@35:r3", err);
+            // MindFormers logs and the health file beside msprobe's output, as a real job writes them.
+            MindFormersOptions mf;
+            mf.logs = true;
+            mf.health = true;
+            mf.stop_on_spikes = false;  // the demo keeps running after its spike
+            const MindFormersPlan plan = plan_mindformers_run(s, mf);
+            MindFormersResult mf_result;
+            std::string mf_err;
+            std::thread logs([&] { run_mindformers_simulation(s, mf, plan, sim_stop, mf_result, mf_err); });
             SimResult result;
-            run_msprobe_simulation(s, sim_stop, result, err);
+            run_msprobe_simulation(msprobe_options_for(s, plan), sim_stop, result, err);
+            logs.join();
         });
     }
     if (o.dir.empty()) return usage_error("give the job folder DIR, or --demo");

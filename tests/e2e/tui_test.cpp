@@ -178,14 +178,47 @@ TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
                   {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"TERM", "xterm-256color"}, {"TMPDIR", tmp.path()},
                    {"XDG_STATE_HOME", tmp / "state"}});
-    ASSERT_FALSE(t.wait_for("steps 0-5", std::chrono::milliseconds(8000)).empty()) << t.capture();
-    ASSERT_FALSE(t.wait_for("steps 0-15", std::chrono::milliseconds(8000)).empty()) << "steps do not advance:\n" << t.capture();
+    ASSERT_FALSE(t.wait_for("steps 1-5", std::chrono::milliseconds(8000)).empty()) << t.capture();
+    ASSERT_FALSE(t.wait_for("steps 1-15", std::chrono::milliseconds(8000)).empty()) << "steps do not advance:\n" << t.capture();
     // After the spike at step 20 every rank carries the anomaly mark '!' before its number.
     const std::string screen = t.wait_for("!7 ", std::chrono::milliseconds(8000));
     ASSERT_FALSE(screen.empty()) << t.capture();
     for (int r = 0; r < 8; ++r) EXPECT_NE(screen.find("!" + std::to_string(r) + " "), std::string::npos) << screen;
     t.send_keys("q", true);
 }
+
+}  // namespace
+}  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+class TuiTerm : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TuiTerm, opens_and_quits_cleanly_under_this_term) {
+    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    TempDir tmp;
+    ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "10", "--params", "3"}).exit_code, 0);
+    const bool utf8 = GetParam() != "linux";
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "store.db") + "; echo EXIT=$? > " +
+                      (tmp / "exit"),
+                  100, 30,
+                  {{"TERM", GetParam()}, {"LANG", utf8 ? "C.UTF-8" : "C"}, {"LC_ALL", utf8 ? "C.UTF-8" : "C"},
+                   {"XDG_STATE_HOME", tmp / "state"}});
+    const std::string screen = t.wait_for("steps 0-9", std::chrono::milliseconds(8000));
+    ASSERT_FALSE(screen.empty()) << t.capture();
+    EXPECT_NE(screen.find("2 ranks"), std::string::npos) << screen;
+    t.send_keys("q", true);
+    EXPECT_GE(wait_until([&] { return read_file(tmp / "exit") == "EXIT=0\n"; }, std::chrono::milliseconds(5000)).count(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Terms, TuiTerm, ::testing::Values("screen-256color", "xterm", "linux", "tmux-256color"),
+                         [](const auto& info) {
+                             std::string n = info.param;
+                             for (auto& c : n)
+                                 if (c == '-') c = '_';
+                             return n;
+                         });
 
 }  // namespace
 }  // namespace msmon::test

@@ -14,7 +14,8 @@ SeriesSelection default_selection(const StoreCatalog& catalog) {
         return false;
     };
     for (const auto& [kind, op] : std::vector<std::pair<std::string, std::string>>{
-             {"loss", "value"}, {"global_norm", "value"}, {"grad_reduced", "norm"}, {"grad_unreduced", "norm"}})
+             // global norm first: every rank logs it, while only the last pipeline stage logs a real loss
+             {"global_norm", "value"}, {"loss", "value"}, {"grad_reduced", "norm"}, {"grad_unreduced", "norm"}})
         if (has(kind, op)) return {kind, op, std::nullopt};
     if (!catalog.kinds.empty() && !catalog.kinds.front().second.empty())
         return {catalog.kinds.front().first, catalog.kinds.front().second.front(), std::nullopt};
