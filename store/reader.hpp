@@ -101,6 +101,16 @@ public:
     // Checkpoints from every health_ckpts.json, in file order.
     virtual std::vector<CheckpointRecord> checkpoints() = 0;
     virtual StoreCatalog catalog() = 0;
+    // The latest step each rank has written anything for.
+    virtual std::vector<std::pair<int, std::int64_t>> rank_last_steps() = 0;
+    // Where a tensor's module sits: its module_struct.json entry and its stack_info.csv call stack (either may be
+    // empty). The module is found by trimming the tensor name (".weight", ".input", ...) until one is known.
+    struct ModuleInfo {
+        std::string module;
+        std::string structure;  // JSON text
+        std::string stack;
+    };
+    virtual ModuleInfo module_info(int rank, const std::string& tensor_name) = 0;
     virtual std::vector<RankSeries> rank_series(const RankSeriesRequest& request) = 0;
 };
 

@@ -211,6 +211,46 @@ public:
         return out;
     }
 
+    ModuleInfo module_info(int rank, const std::string& tensor_name) override {
+        ModuleInfo info;
+        Statement st(conn_, "SELECT json FROM module_struct WHERE rank = ? AND module = ?");
+        Statement sk(conn_,
+                     "SELECT s.stack FROM stack_info s JOIN run r ON r.id = s.run_id WHERE r.rank = ? AND s.module = ? "
+                     "LIMIT 1");
+        std::string name = tensor_name;
+        while (!name.empty()) {
+            for (const std::string& candidate : {"0:" + name, name}) {
+                st.bind(1, rank);
+                st.bind(2, std::string_view(candidate));
+                if (st.step()) info.structure = st.text(0);
+                st.reset();
+                sk.bind(1, rank);
+                sk.bind(2, std::string_view(candidate));
+                if (sk.step()) info.stack = sk.text(0);
+                sk.reset();
+                if (!info.structure.empty() || !info.stack.empty()) {
+                    info.module = candidate;
+                    return info;
+                }
+            }
+            const auto dot = name.rfind('.');
+            if (dot == std::string::npos) break;
+            name = name.substr(0, dot);
+        }
+        return info;
+    }
+
+    std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
+        std::vector<std::pair<int, std::int64_t>> out;
+        // max(step) per tensor is one index seek (the primary key is (tensor_id, step)).
+        Statement q(conn_,
+                    "SELECT r.rank, max((SELECT max(step) FROM sample WHERE tensor_id = t.id)) FROM tensor t JOIN run r "
+                    "ON r.id = t.run_id GROUP BY r.rank ORDER BY r.rank");
+        while (q.step())
+            if (!q.is_null(1)) out.emplace_back(static_cast<int>(q.int64(0)), q.int64(1));
+        return out;
+    }
+
     StoreCatalog catalog() override {
         load_dictionaries();
         StoreCatalog c;

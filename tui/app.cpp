@@ -6,16 +6,22 @@
 #include <regex>
 
 #include "tui/terminal.hpp"
+#include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
+#include "tui/views/health_view.hpp"
 #include "tui/views/overview_view.hpp"
 
 namespace msmon::tui {
 
 App::App(std::unique_ptr<Reader> reader) : reader_(std::move(reader)) {
-    views_.push_back(std::make_unique<OverviewView>(shared_, [this] { current_ = 1; }));
+    auto open_chart = [this] {
+        return_to_ = current_;
+        current_ = 1;
+    };
+    views_.push_back(std::make_unique<OverviewView>(shared_, open_chart));
     views_.push_back(std::make_unique<ChartView>(shared_));
-    views_.push_back(std::make_unique<PlaceholderView>("Anomalies", "the anomaly table is not built yet: use `msmon anomalies DIR`"));
-    views_.push_back(std::make_unique<PlaceholderView>("Health", "the health view is not built yet: use `msmon health DIR`"));
+    views_.push_back(std::make_unique<AnomaliesView>(shared_, open_chart));
+    views_.push_back(std::make_unique<HealthView>());
     views_.push_back(std::make_unique<PlaceholderView>("Config", "the config editor is not built yet"));
     global_keys_ = {
         {{'q'}, "q", "quit", [this] {
@@ -40,7 +46,7 @@ App::App(std::unique_ptr<Reader> reader) : reader_(std::move(reader)) {
              input_text_ = shared_.series.name_regex.value_or("");
              return Reaction::redraw;
          }},
-        {{':'}, ":", "command: kind K, op O, rank R, step S, quit", [this] {
+        {{':'}, ":", "command: kind K, op O, rank R, step S, quit; in Anomalies: rule R, rank R, kind K, steps A-B, source S", [this] {
              input_ = Input::command;
              input_text_.clear();
              return Reaction::redraw;
@@ -72,6 +78,11 @@ Reaction App::run_command(const std::string& command) {
     const auto space = command.find(' ');
     const std::string verb = command.substr(0, space);
     const std::string arg = space == std::string::npos ? "" : command.substr(space + 1);
+    std::string error;
+    if (views_[current_]->command(verb, arg, error)) {
+        status_.notice = error;
+        return Reaction::redraw;
+    }
     if (verb == "q" || verb == "quit") {
         quit_ = true;
         return Reaction::none;
@@ -114,16 +125,18 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
             const Input what = input_;
             input_ = Input::none;
             if (what == Input::filter) {
-                if (input_text_.empty()) {
-                    shared_.series.name_regex.reset();
-                } else {
+                std::optional<std::string> regex;
+                bool valid = true;
+                if (!input_text_.empty()) {
                     try {
                         std::regex test(input_text_);
-                        shared_.series.name_regex = input_text_;
+                        regex = input_text_;
                     } catch (const std::regex_error&) {
                         status_.notice = "not a valid regular expression: " + input_text_;
+                        valid = false;
                     }
                 }
+                if (valid && !views_[current_]->set_filter(regex)) shared_.series.name_regex = regex;
                 reload = true;
             } else {
                 const Reaction r = run_command(input_text_);
@@ -168,8 +181,8 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
     if (key == kKeyWheelUp) key = kKeyUp;
     Reaction r = Reaction::none;
     if (!dispatch(views_[current_]->keys(), key, r)) dispatch(global_keys_, key, r);
-    if (key == kKeyEscape && current_ == 1) {  // back from the chart to the overview
-        current_ = 0;
+    if (key == kKeyEscape && current_ == 1) {  // back from the chart to where it was opened from
+        current_ = return_to_ == 1 ? 0 : return_to_;
         r = Reaction::reload;
     }
     reload = reload || r == Reaction::reload;
@@ -215,17 +228,15 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     const std::string steps = om.catalog.max_step >= om.catalog.min_step
                                   ? std::to_string(om.catalog.min_step) + "-" + std::to_string(om.catalog.max_step)
                                   : std::string("-");
+    // Numbers first, the folder last: at 80 columns the path is what gets cut.
     char status[640];
-    std::snprintf(status, sizeof status,
-                  " %s | %zu ranks | steps %s | %s%s | %.0f values/s | %llu values | %zu anomalies | %llu malformed%s%s",
-                  status_.source.c_str(), om.catalog.ranks.size(), steps.c_str(), status_.watch.c_str(),
+    std::snprintf(status, sizeof status, " %zu ranks | steps %s | %s%s | %.0f values/s | %zu anomalies | %llu malformed | %s%s%s",
+                  om.catalog.ranks.size(), steps.c_str(), status_.watch.c_str(),
                   status_.seconds_since_data < 0
                       ? ""
                       : (", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago").c_str(),
-                  status_.values_per_second,
-                  static_cast<unsigned long long>(status_.values), anomaly_count_,
-                  static_cast<unsigned long long>(status_.malformed), status_.notice.empty() ? "" : " | ",
-                  status_.notice.c_str());
+                  status_.values_per_second, anomaly_count_, static_cast<unsigned long long>(status_.malformed),
+                  status_.notice.empty() ? "" : (status_.notice + " | ").c_str(), status_.source.c_str(), "");
     buf.fill(0, h - 1, w, 1, U' ', {Color::none, Color::none, kReverse});
     buf.text(0, h - 1, status, {Color::none, Color::none, kReverse}, w);
     if (help_) draw_help(buf, glyphs);

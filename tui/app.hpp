@@ -46,6 +46,7 @@ private:
     SharedSelection shared_;
     std::vector<std::unique_ptr<View>> views_;
     std::size_t current_ = 0;
+    std::size_t return_to_ = 0;  // where Esc in the chart goes back to
     KeyTable global_keys_;
     bool help_ = false, quit_ = false;
     enum class Input { none, filter, command } input_ = Input::none;

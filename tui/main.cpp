@@ -111,7 +111,18 @@ int run_snapshot(const Options& o) {
     Glyphs glyphs;
     glyphs.unicode = utf8_locale();
     app.compose(buf, glyphs);
-    std::printf("%s\n", buf.to_text().c_str());
+    std::string text = buf.to_text();
+    if (!glyphs.unicode) {
+        // Without a UTF-8 locale, text from the data (names in other scripts) is shown as '?', never as raw bytes.
+        std::string ascii;
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            if (c < 0x80) ascii.push_back(static_cast<char>(c));
+            else if ((c & 0xC0) != 0x80) ascii.push_back('?');
+        }
+        text = std::move(ascii);
+    }
+    std::printf("%s\n", text.c_str());
     return 0;
 }
 

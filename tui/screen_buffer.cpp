@@ -43,12 +43,12 @@ constexpr Range kWide[] = {
 // Combining marks and other zero-width characters: they would merge into the previous cell on a terminal,
 // and a cell holds one character, so text() leaves them out.
 constexpr Range kZeroWidth[] = {
-    {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
-    {0x05C4, 0x05C5}, {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
-    {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x06E7, 0x06E8}, {0x06EA, 0x06ED}, {0x0E31, 0x0E31},
-    {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E}, {0x1160, 0x11FF}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
-    {0x200B, 0x200F}, {0x2028, 0x202E}, {0x2060, 0x206F}, {0x20D0, 0x20FF}, {0x302A, 0x302D},
-    {0x3099, 0x309A}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0x1F3FB, 0x1F3FF},
+    {0x0300, 0x036F},   {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
+    {0x05C4, 0x05C5},   {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
+    {0x06D6, 0x06DC},   {0x06DF, 0x06E4}, {0x06E7, 0x06E8}, {0x06EA, 0x06ED}, {0x0E31, 0x0E31},
+    {0x0E34, 0x0E3A},   {0x0E47, 0x0E4E}, {0x1160, 0x11FF}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
+    {0x200B, 0x200F},   {0x2028, 0x202E}, {0x2060, 0x206F}, {0x20D0, 0x20FF}, {0x302A, 0x302D},
+    {0x3099, 0x309A},   {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0x1F3FB, 0x1F3FF},
     {0xE0000, 0xE0FFF},
 };
 
@@ -75,7 +75,11 @@ bool is_unsafe(char32_t cp) {
 // Decodes the next code point of valid UTF-8 (escape_for_display's output is valid); advances i.
 char32_t next_code_point(std::string_view s, std::size_t& i) {
     const auto b0 = static_cast<unsigned char>(s[i]);
-    const std::size_t len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xE ? 3 : (b0 >> 3) == 0x1E ? 4 : 1;
+    const std::size_t len = b0 < 0x80           ? 1
+                            : (b0 >> 5) == 0x6  ? 2
+                            : (b0 >> 4) == 0xE  ? 3
+                            : (b0 >> 3) == 0x1E ? 4
+                                                : 1;
     if (len == 1 || i + len > s.size()) {
         ++i;
         return b0 < 0x80 ? b0 : U'?';
@@ -111,7 +115,9 @@ ScreenBuffer::ScreenBuffer(int width, int height)
       height_(std::max(height, 0)),
       cells_(static_cast<std::size_t>(width_) * static_cast<std::size_t>(height_)) {}
 
-void ScreenBuffer::clear() { std::fill(cells_.begin(), cells_.end(), Cell{}); }
+void ScreenBuffer::clear() {
+    std::fill(cells_.begin(), cells_.end(), Cell{});
+}
 
 void ScreenBuffer::put(int x, int y, char32_t ch, Style style) {
     if (x < 0 || y < 0 || x >= width_ || y >= height_) return;

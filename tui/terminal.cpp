@@ -108,7 +108,9 @@ void Terminal::present(const ScreenBuffer& buf) {
             const Cell& c = buf.at(x, y);
             if (c.ch == 0) continue;  // right half of a wide character
             const int attr = attr_for(c.style);
-            if (c.ch < 0x80) {
+            if (c.ch >= 0x80 && !glyphs_.unicode) {
+                mvaddch(y, x, static_cast<chtype>('?') | static_cast<chtype>(attr));  // no UTF-8: never raw bytes
+            } else if (c.ch < 0x80) {
                 mvaddch(y, x, static_cast<chtype>(c.ch) | static_cast<chtype>(attr));
             } else {
                 wchar_t wc[2] = {static_cast<wchar_t>(c.ch), L'\0'};

@@ -459,6 +459,7 @@ struct IngestEngine::Impl {
             watcher->wait(wait_ms(), changes, rescan);
             handle_changes(changes, rescan);
         }
+        flush();  // the last rows are observed first: finish() judges groups that are now complete
         detectors->finish(batch);
         flush();
         committer->finish(false);

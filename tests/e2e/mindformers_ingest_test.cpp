@@ -155,3 +155,45 @@ TEST(MindFormersIngest, restarts_rotation_tracebacks_and_bad_lines_from_bytes_wr
 
 }  // namespace
 }  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+class SimulatedMindFormers : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SimulatedMindFormers, rotation_restart_and_stop_ingest_with_no_malformed_line) {
+    TempDir tmp;
+    const std::string job = tmp / "job", db = tmp / "store.db";
+    auto sim = run({program("msmon"), "simulate", job, "--ranks", "4", "--steps", "40", "--params", "4", "--logs",
+                    "--health", "--log-variant", GetParam(), "--log-max-bytes", "6000", "--restart-at", "15",
+                    "--ckpt-every", "5", "--faults", "spike@8,stop@30"});
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    EXPECT_FALSE(find_files(job + "/output/log/rank_0", ".log.1").empty()) << "no rotation happened";
+    auto ingest = run({program("msmon"), "ingest", job, "--db", db, "--json"}, {{"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    const Json summary = Json::parse(ingest.out);
+    EXPECT_EQ(summary["errors"], 0) << read_file(tmp / "state/msmon/msmon.log");
+
+    // Every step of the job has a step time on every rank, across rotated segments and the restart (every
+    // variant prints per_step_time; noclip has no global norm).
+    const auto v = query_map(db);
+    for (int rank = 0; rank < 4; ++rank)
+        for (int step = 1; step <= 30; ++step)
+            EXPECT_TRUE(v.count(std::to_string(rank) + "|per_step_time||" + std::to_string(step) + "|"))
+                << "rank " << rank << " step " << step;
+    auto health = run({program("msmon"), "health", "--db", db, "--format", "json"});
+    ASSERT_EQ(health.exit_code, 0);
+    const Json h = Json::parse(health.out);
+    std::map<std::string, int> kinds;
+    for (const auto& e : h["events"]) ++kinds[e["kind"].get<std::string>()];
+    EXPECT_GE(kinds["start"], 2) << "the restart's startup markers are events";
+    EXPECT_GE(kinds["data_skip"], 1);
+    EXPECT_GE(kinds["stop"], 1);
+    EXPECT_GE(h["checkpoints"].size(), 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, SimulatedMindFormers,
+                         ::testing::Values("standard", "nonsink", "nolr", "noclip", "moe", "old3"));
+
+}  // namespace
+}  // namespace msmon::test

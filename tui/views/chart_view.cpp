@@ -52,6 +52,8 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
              others_ = !others_;
              return Reaction::redraw;
          }},
+        {{'n'}, "n", "next anomaly of this series (after a drill-down)", [this] { return jump_anomaly(1); }},
+        {{'N'}, "N", "previous anomaly of this series", [this] { return jump_anomaly(-1); }},
         {{'r'}, "r", "next rank", [this] { return next_rank(1); }},
         {{'R'}, "R", "previous rank", [this] { return next_rank(-1); }},
     };
@@ -99,6 +101,27 @@ Reaction ChartView::pan(double fraction) {
     shift = std::clamp(shift, data_lo_ - lo_, data_hi_ - hi_);
     lo_ += shift;
     hi_ += shift;
+    zoomed_ = true;
+    return Reaction::redraw;
+}
+
+Reaction ChartView::jump_anomaly(int delta) {
+    const auto& steps = shared_.anomaly_steps;
+    if (steps.empty()) return Reaction::none;
+    const std::int64_t at = cursor_.value_or(delta > 0 ? lo_ - 1 : hi_ + 1);
+    std::optional<std::int64_t> target;
+    if (delta > 0) {
+        auto it = std::upper_bound(steps.begin(), steps.end(), at);
+        if (it != steps.end()) target = *it;
+    } else {
+        auto it = std::lower_bound(steps.begin(), steps.end(), at);
+        if (it != steps.begin()) target = *(it - 1);
+    }
+    if (!target) return Reaction::none;
+    cursor_ = target;
+    const std::int64_t half = std::max<std::int64_t>(5, (hi_ - lo_) / 2);
+    lo_ = std::max(data_lo_, *target - half);
+    hi_ = std::min(data_hi_, *target + half);
     zoomed_ = true;
     return Reaction::redraw;
 }

@@ -22,6 +22,7 @@ private:
     Reaction zoom(double factor);
     Reaction pan(double fraction);
     Reaction next_rank(int delta);
+    Reaction jump_anomaly(int delta);
 
     SharedSelection& shared_;
     KeyTable keys_;

@@ -25,10 +25,13 @@ std::string short_number(double v) {
     return buf;
 }
 
-std::vector<SeriesPoint> to_points(const std::vector<StepValue>& in) {
-    std::vector<SeriesPoint> out;
-    out.reserve(in.size());
-    for (const auto& p : in) out.push_back({p.step, p.value});
+
+// The points at or after `first` (points are step-sorted), into `out`: the overview draws only the steps that fit.
+const std::vector<SeriesPoint>& tail_points(const std::vector<StepValue>& in, std::int64_t first,
+                                            std::vector<SeriesPoint>& out) {
+    auto it = std::lower_bound(in.begin(), in.end(), first, [](const StepValue& p, std::int64_t s) { return p.step < s; });
+    out.clear();
+    for (; it != in.end(); ++it) out.push_back({it->step, it->value});
     return out;
 }
 
@@ -153,13 +156,18 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     const int label_w = 7;
     const int spark_w = std::max(4, width - label_w - 3 * (value_w + 1) - 3);
     if (heatmap) {
-        std::vector<std::vector<ColumnStat>> rows;
-        for (auto i : order) {
-            auto cols = downsample_minmax(to_points(model_.rows[i].points), model_.step_lo, model_.step_hi, width - label_w);
-            for (auto& c : cols)
-                for (auto s : model_.rows[i].anomaly_steps)
-                    if (s >= c.first_step && s <= c.last_step) c.marked = true;
-            rows.push_back(std::move(cols));
+        std::vector<std::vector<ColumnStat>>& rows = heat_rows_;  // reused: a frame allocates nothing
+        rows.resize(order.size());
+        const std::int64_t first = std::max(model_.step_lo, model_.step_hi - (width - label_w) + 1);
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            const OverviewRow& row = model_.rows[order[k]];
+            auto& cols = rows[k];
+            downsample_minmax_into(tail_points(row.points, first, scratch_), first, model_.step_hi,
+                                   static_cast<int>(model_.step_hi - first + 1), cols);
+            for (auto s : row.anomaly_steps)
+                if (s >= first)
+                    for (auto& c : cols)
+                        if (s >= c.first_step && s <= c.last_step) c.marked = true;
         }
         buf.text(x, y + 1, "ranks " + std::to_string(model_.rows.front().rank) + ".." + std::to_string(model_.rows.back().rank) +
                                " (" + std::to_string(rows.size()) + ") x steps; h: list",
@@ -188,12 +196,15 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
         char label[16];
         std::snprintf(label, sizeof label, "%s%-5d", row.anomaly_steps.empty() && !row.has_nan ? " " : "!", row.rank);
         buf.text(x, ry, label, label_style, label_w - 1);
-        // One column per step when the steps fit; the newest step at the right edge.
-        const int span = static_cast<int>(std::min<std::int64_t>(spark_w, model_.step_hi - model_.step_lo + 1));
-        auto cols = downsample_minmax(to_points(row.points), model_.step_lo, model_.step_hi, std::max(1, span));
-        for (auto& c : cols)
-            for (auto s : row.anomaly_steps)
-                if (s >= c.first_step && s <= c.last_step) c.marked = true;
+        // The last steps that fit, one column per step; the newest step at the right edge.
+        const std::int64_t first = std::max(model_.step_lo, model_.step_hi - spark_w + 1);
+        const int span = static_cast<int>(model_.step_hi - first + 1);
+        auto& cols = row_cols_;
+        downsample_minmax_into(tail_points(row.points, first, scratch_), first, model_.step_hi, std::max(1, span), cols);
+        for (auto s : row.anomaly_steps)
+            if (s >= first)
+                for (auto& c : cols)
+                    if (s >= c.first_step && s <= c.last_step) c.marked = true;
         SparklineOptions so;
         so.log_scale = log_scale_;
         so.style = {Color::series0, Color::none, kPlain};

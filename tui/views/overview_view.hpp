@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "tui/views/view.hpp"
+#include "tui/widgets/downsample.hpp"
 
 namespace msmon::tui {
 
@@ -19,6 +20,8 @@ public:
     Reaction click(int x, int y) override;
 
     const OverviewModel& model() const { return model_; }
+    // For benchmarks and tests: draw a model that did not come from a store.
+    void set_model(OverviewModel model) { model_ = std::move(model); }
 
 private:
     std::vector<std::size_t> sorted_rows() const;
@@ -35,6 +38,9 @@ private:
     std::size_t selected_ = 0, top_ = 0;
     int rows_visible_ = 1, list_y_ = 0;
     bool heatmap_shown_ = false;
+    std::vector<std::vector<ColumnStat>> heat_rows_;  // per-frame scratch, kept to avoid reallocating
+    std::vector<SeriesPoint> scratch_;
+    std::vector<ColumnStat> row_cols_;
 };
 
 }  // namespace msmon::tui

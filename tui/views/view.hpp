@@ -17,6 +17,7 @@ struct SharedSelection {
     SeriesSelection series;
     int focus_rank = -1;
     std::optional<std::int64_t> focus_step;  // a step to centre on (drill-down)
+    std::vector<std::int64_t> anomaly_steps;  // steps n/N jump between in the chart (from a drill-down)
 };
 
 class View {
@@ -28,6 +29,10 @@ public:
     virtual void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) = 0;
     // Row clicked with the mouse (relative to the view's area); default: nothing.
     virtual Reaction click(int /*x*/, int /*y*/) { return Reaction::none; }
+    // The `/` filter, when this view filters by name itself; false: the app's series filter applies.
+    virtual bool set_filter(const std::optional<std::string>& /*regex*/) { return false; }
+    // A `:` command this view understands ("rule AnomalyNan", "steps 10-20"); false if not its own.
+    virtual bool command(const std::string& /*verb*/, const std::string& /*arg*/, std::string& /*error*/) { return false; }
 };
 
 // A tab whose view is not built yet says so, plainly.

@@ -1,5 +1,6 @@
 // Braille line chart: per-pixel-column min/max spans joined by Bresenham lines, axes with readable ticks, a
-// legend, a cursor read-out, and NaN/Inf marks on the plot edges. All drawing is clipped to the given rectangle.
+// legend, a cursor read-out, and NaN/Inf marks on the plot edges. All drawing is clipped to the given
+// rectangle.
 #include "tui/widgets/braille_chart.hpp"
 
 #include <algorithm>
@@ -99,13 +100,16 @@ std::vector<Tick> y_ticks(double lo, double hi, int max_count, bool log_y) {
         // Whole decades when the range spans at least one.
         std::vector<double> exps = nice_ticks(lo, hi, max_count, step);
         if (step >= 1 && std::floor(step) == step && exps.size() >= 2) {
-            for (double e : exps) out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
+            for (double e : exps)
+                out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
             return out;
         }
         exps.clear();
-        for (double e = std::ceil(lo); e <= hi && static_cast<int>(exps.size()) < max_count; e += 1) exps.push_back(e);
+        for (double e = std::ceil(lo); e <= hi && static_cast<int>(exps.size()) < max_count; e += 1)
+            exps.push_back(e);
         if (exps.size() >= 2) {
-            for (double e : exps) out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
+            for (double e : exps)
+                out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
             return out;
         }
     }
@@ -152,8 +156,10 @@ bool clip_line(double& x0, double& y0, double& x1, double& y1, double xmax, doub
             continue;
         }
         const double r = q[i] / p[i];
-        if (p[i] < 0) t0 = std::max(t0, r);
-        else t1 = std::min(t1, r);
+        if (p[i] < 0)
+            t0 = std::max(t0, r);
+        else
+            t1 = std::min(t1, r);
         if (t0 > t1) return false;
     }
     const double nx0 = x0 + t0 * dx, ny0 = y0 + t0 * dy;
@@ -232,7 +238,8 @@ struct Scale {
         return static_cast<int>((Wide{step} - Wide{step_lo}) * Wide{px_w} / span());
     }
     double x_outside(std::int64_t step) const {
-        return (static_cast<double>(step) - static_cast<double>(step_lo)) * px_w / static_cast<double>(span());
+        return (static_cast<double>(step) - static_cast<double>(step_lo)) * px_w /
+               static_cast<double>(span());
     }
     bool plotted(double v) const { return std::isfinite(v) && (!log_y || v > 0); }
     // Halved terms: the range of ±1e308 values does not overflow.
@@ -272,9 +279,12 @@ private:
         const bool visible = p.step >= scale_.step_lo && p.step <= scale_.step_hi;
         if (visible && !std::isfinite(p.value)) {
             const auto cx = static_cast<std::size_t>(scale_.column(p.step) / canvas_.cell_w());
-            if (std::isnan(p.value)) marks_.top[cx] = U'!';
-            else if (p.value > 0 && marks_.top[cx] != U'!') marks_.top[cx] = U'^';
-            else if (p.value < 0) marks_.bottom[cx] = U'v';
+            if (std::isnan(p.value))
+                marks_.top[cx] = U'!';
+            else if (p.value > 0 && marks_.top[cx] != U'!')
+                marks_.top[cx] = U'^';
+            else if (p.value < 0)
+                marks_.bottom[cx] = U'v';
         }
         if (!scale_.plotted(p.value)) return;
         if (p.step < scale_.step_lo) {
@@ -347,8 +357,8 @@ private:
 };
 
 // Default y range: finite (positive, for log) extremes of the visible points, padded when flat.
-std::pair<double, double> y_range(const std::vector<ChartSeries>& series, const ChartOptions& o, std::int64_t lo,
-                                  std::int64_t hi) {
+std::pair<double, double> y_range(const std::vector<ChartSeries>& series, const ChartOptions& o,
+                                  std::int64_t lo, std::int64_t hi) {
     double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
     for (const auto& s : series)
         for (const auto& p : s.points) {
@@ -381,12 +391,14 @@ std::optional<double> value_at(const std::vector<SeriesPoint>& points, std::int6
     return best->value;
 }
 
-std::string step_label(std::int64_t step) { return std::to_string(step); }
+std::string step_label(std::int64_t step) {
+    return std::to_string(step);
+}
 
 }  // namespace
 
-void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std::vector<ChartSeries>& series,
-                const ChartOptions& options, const Glyphs& glyphs) {
+void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
+                const std::vector<ChartSeries>& series, const ChartOptions& options, const Glyphs& glyphs) {
     if (width <= 0 || height <= 0) return;
     Region region(buf, x, y, width, height);
     for (int row = 0; row < height; ++row)
@@ -436,14 +448,16 @@ void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const st
         }
     for (int cy = 0; cy < plot_h; ++cy)
         for (int cx = 0; cx < plot_w; ++cx)
-            if (!canvas.empty(cx, cy)) region.put(plot_x + cx, plot_y + cy, canvas.glyph(cx, cy), canvas.style(cx, cy));
+            if (!canvas.empty(cx, cy))
+                region.put(plot_x + cx, plot_y + cy, canvas.glyph(cx, cy), canvas.style(cx, cy));
 
     const bool cursor_visible =
         options.cursor_step && *options.cursor_step >= step_lo && *options.cursor_step <= step_hi;
     if (cursor_visible) {
         const int cx = scale.column(*options.cursor_step) / canvas.cell_w();
         for (int cy = 0; cy < plot_h; ++cy)
-            if (canvas.empty(cx, cy)) region.put(plot_x + cx, plot_y + cy, glyphs.unicode ? U'│' : U'|', kCursorStyle);
+            if (canvas.empty(cx, cy))
+                region.put(plot_x + cx, plot_y + cy, glyphs.unicode ? U'│' : U'|', kCursorStyle);
     }
     for (int cx = 0; cx < plot_w; ++cx) {
         const auto i = static_cast<std::size_t>(cx);
@@ -453,7 +467,8 @@ void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const st
 
     // Y axis: labels right-aligned against a vertical line with ticks.
     if (y_axis) {
-        for (int cy = 0; cy < plot_h; ++cy) region.put(label_w, plot_y + cy, glyphs.unicode ? U'│' : U'|', kAxisStyle);
+        for (int cy = 0; cy < plot_h; ++cy)
+            region.put(label_w, plot_y + cy, glyphs.unicode ? U'│' : U'|', kAxisStyle);
         int last_row = -1;
         for (const auto& t : ticks) {
             const int row = std::clamp(cell_row(t.value), 0, plot_h - 1);
@@ -469,13 +484,15 @@ void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const st
     const int labels_y = axis_y + axis_rows;
     if (axis_rows) {
         if (y_axis) region.put(label_w, axis_y, glyphs.unicode ? U'└' : U'+', kAxisStyle);
-        for (int cx = 0; cx < plot_w; ++cx) region.put(plot_x + cx, axis_y, glyphs.unicode ? U'─' : U'-', kAxisStyle);
+        for (int cx = 0; cx < plot_w; ++cx)
+            region.put(plot_x + cx, axis_y, glyphs.unicode ? U'─' : U'-', kAxisStyle);
     }
     if (label_rows || axis_rows) {
         const int widest = std::max(display_width(step_label(step_lo)), display_width(step_label(step_hi)));
         const int max_count = std::clamp(plot_w / (widest + 2), 1, 6);
         double step = 0;
-        std::vector<double> xt = nice_ticks(static_cast<double>(step_lo), static_cast<double>(step_hi), max_count, step);
+        std::vector<double> xt =
+            nice_ticks(static_cast<double>(step_lo), static_cast<double>(step_hi), max_count, step);
         if (step < 1 || xt.empty()) xt = {static_cast<double>(step_lo)};
         int last_end = -2;
         for (double t : xt) {
@@ -506,7 +523,8 @@ void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const st
 
     // Title row: the title, then the cursor read-out.
     if (title_rows) {
-        int cx = options.title.empty() ? 0 : region.text(0, 0, options.title, {Color::none, Color::none, kBold});
+        int cx =
+            options.title.empty() ? 0 : region.text(0, 0, options.title, {Color::none, Color::none, kBold});
         if (options.cursor_step) {
             if (cx > 0) cx += 2;
             cx += region.text(cx, 0, "step " + std::to_string(*options.cursor_step) + ":", kCursorStyle);

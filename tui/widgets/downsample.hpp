@@ -24,5 +24,8 @@ struct ColumnStat {
 // Columns with no point have count 0 and no flags.
 std::vector<ColumnStat> downsample_minmax(const std::vector<SeriesPoint>& points, std::int64_t step_lo,
                                           std::int64_t step_hi, int columns);
+// The same into `out`, reusing its storage (a frame of a thousand rows allocates nothing).
+void downsample_minmax_into(const std::vector<SeriesPoint>& points, std::int64_t step_lo, std::int64_t step_hi,
+                            int columns, std::vector<ColumnStat>& out);
 
 }  // namespace msmon::tui

@@ -25,21 +25,18 @@ int level_of(double t, double lo, double hi) {
     return std::clamp(static_cast<int>(std::floor((t - lo) / (hi - lo) * 8)), 0, 7);
 }
 
-// Several ranks on one screen row: the max of their columns, flags OR-ed, so an outlier rank shows.
-void merge_into(ColumnStat& into, const ColumnStat& c) {
-    if (c.count > 0) {
-        if (into.count == 0) {
-            into.min = c.min, into.max = c.max;
-        } else {
-            into.min = std::min(into.min, c.min), into.max = std::max(into.max, c.max);
-        }
-        into.count += c.count;
+// What one screen cell shows: the max over the ranks sharing the row, flags OR-ed, so an outlier rank shows.
+struct MergedCell {
+    double max = 0;
+    bool any = false, nan = false, pos_inf = false, neg_inf = false;
+
+    void add(const ColumnStat& c) {
+        if (c.count > 0) max = any ? std::max(max, c.max) : c.max, any = true;
+        nan = nan || c.has_nan;
+        pos_inf = pos_inf || c.has_pos_inf;
+        neg_inf = neg_inf || c.has_neg_inf;
     }
-    into.has_nan = into.has_nan || c.has_nan;
-    into.has_pos_inf = into.has_pos_inf || c.has_pos_inf;
-    into.has_neg_inf = into.has_neg_inf || c.has_neg_inf;
-    into.marked = into.marked || c.marked;
-}
+};
 
 }  // namespace
 
@@ -50,45 +47,54 @@ void draw_heatmap(ScreenBuffer& buf, int x, int y, int width, int height,
     buf.fill(x, y, width, height, U' ');
     if (rows.empty()) return;
 
-    // Colour range on the chosen scale: the options' bounds or the finite (positive for log) extremes.
+    // Right-aligned like the sparklines: the newest column at the right edge, older ones cut when too many.
+    const std::size_t n_cols = rows.front().size();
+    const std::size_t shown = std::min(n_cols, static_cast<std::size_t>(width));
+    const std::size_t skip = n_cols - shown;
+
+    // Colour range: the options' bounds, or the finite (positive, for log) extremes of the shown columns.
+    // log10 is monotonic, so the extremes are found on values and scaled once.
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (const auto& row : rows)
-        for (const auto& c : row) {
+        for (std::size_t i = skip; i < row.size(); ++i) {
+            const auto& c = row[i];
             if (c.count == 0) continue;
-            const double a = scaled(c.min, options.log_scale), b = scaled(c.max, options.log_scale);
-            if (!std::isnan(a)) lo = std::min(lo, a);
-            if (!std::isnan(b)) lo = std::min(lo, b), hi = std::max(hi, b);
+            const double low = options.log_scale && c.min <= 0 ? c.max : c.min;
+            if (!options.log_scale || low > 0) lo = std::min(lo, low);
+            if (!options.log_scale || c.max > 0) hi = std::max(hi, c.max);
         }
-    if (options.lo && std::isfinite(scaled(*options.lo, options.log_scale))) lo = scaled(*options.lo, options.log_scale);
-    if (options.hi && std::isfinite(scaled(*options.hi, options.log_scale))) hi = scaled(*options.hi, options.log_scale);
+    lo = scaled(lo, options.log_scale), hi = scaled(hi, options.log_scale);
+    if (options.lo && std::isfinite(scaled(*options.lo, options.log_scale)))
+        lo = scaled(*options.lo, options.log_scale);
+    if (options.hi && std::isfinite(scaled(*options.hi, options.log_scale)))
+        hi = scaled(*options.hi, options.log_scale);
 
     const bool use_colour = glyphs.color && glyphs.unicode;
     const int screen_rows = std::min(height, static_cast<int>(rows.size()));
     const auto n_rows = static_cast<long long>(rows.size());
-    std::vector<ColumnStat> merged;
+    const int x0 = x + width - static_cast<int>(shown);
+    std::vector<MergedCell> merged(shown);
     for (int r = 0; r < screen_rows; ++r) {
         // Screen row r shows ranks [r*n/h, (r+1)*n/h): every rank lands on exactly one row.
         const auto first = static_cast<std::size_t>(r * n_rows / screen_rows);
         const auto last = static_cast<std::size_t>((r + 1) * n_rows / screen_rows);
-        merged = rows[first];
-        for (std::size_t i = first + 1; i < last; ++i) {
-            const auto& other = rows[i];
-            for (std::size_t c = 0; c < merged.size() && c < other.size(); ++c) merge_into(merged[c], other[c]);
+        std::fill(merged.begin(), merged.end(), MergedCell{});
+        for (std::size_t i = first; i < last; ++i) {
+            const auto& row = rows[i];
+            const std::size_t end = std::min(row.size(), n_cols);
+            for (std::size_t k = skip; k < end; ++k) merged[k - skip].add(row[k]);
         }
-        // Right-aligned like the sparklines: the newest column at the right edge.
-        const std::size_t shown = std::min(merged.size(), static_cast<std::size_t>(width));
-        const std::size_t skip = merged.size() - shown;
-        const int x0 = x + width - static_cast<int>(shown);
-        for (std::size_t i = 0; i < shown; ++i) {
-            const auto& c = merged[skip + i];
-            const int cx = x0 + static_cast<int>(i);
-            if (c.has_nan || c.has_pos_inf || c.has_neg_inf) {
-                const char32_t mark = c.has_nan ? U'!' : c.has_pos_inf ? U'^' : U'v';
-                buf.put(cx, y + r, mark, {Color::bad, Color::none, kBold});
-            } else if (c.count > 0) {
+        for (std::size_t k = 0; k < shown; ++k) {
+            const auto& c = merged[k];
+            const int cx = x0 + static_cast<int>(k);
+            if (c.nan || c.pos_inf || c.neg_inf) {
+                buf.put(cx, y + r, c.nan ? U'!' : c.pos_inf ? U'^' : U'v', {Color::bad, Color::none, kBold});
+            } else if (c.any) {
                 const int level = level_of(scaled(c.max, options.log_scale), lo, hi);
-                if (use_colour) buf.put(cx, y + r, U' ', {Color::none, kHeat[level], kPlain});
-                else buf.put(cx, y + r, static_cast<char32_t>(kRamp[level]), {});
+                if (use_colour)
+                    buf.put(cx, y + r, U' ', {Color::none, kHeat[level], kPlain});
+                else
+                    buf.put(cx, y + r, static_cast<char32_t>(kRamp[level]), {});
             }
         }
     }

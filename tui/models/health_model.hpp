@@ -1,0 +1,34 @@
+// What the health view shows: checkpoints and the one to resume from, the job's stop, global-norm spikes and
+// data skips against their thresholds, embedding norm, and each rank's progress with stalls flagged.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/reader.hpp"
+
+namespace msmon::tui {
+
+struct RankProgress {
+    int rank = 0;
+    std::int64_t last_step = -1;
+    std::optional<double> step_ms;  // latest per_step_time from the logs
+    bool stalled = false;
+};
+
+struct HealthModel {
+    std::vector<CheckpointRecord> checkpoints;
+    std::optional<std::size_t> latest_healthy;  // index into checkpoints
+    std::vector<EventRecord> events;
+    std::optional<EventRecord> stop;             // the event that ended the job (stop, or the last error)
+    std::vector<StepValue> global_norm;          // max over ranks per step
+    std::vector<StepValue> embedding_norm;       // max over ranks per step
+    std::size_t global_norm_spikes = 0, embedding_high = 0, data_skips = 0;
+    std::optional<double> spike_threshold, embedding_threshold;
+    std::vector<RankProgress> ranks;
+};
+
+HealthModel collect_health(Reader& reader);
+
+}  // namespace msmon::tui
