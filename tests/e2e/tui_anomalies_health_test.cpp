@@ -110,6 +110,21 @@ TEST(TuiHealth, rendered_fixture_shows_checkpoints_skips_and_the_stop) {
     EXPECT_NE(r.out.find("stop               ValueError: Current global norm [51.204178] of step 4"), std::string::npos) << r.out;
 }
 
+TEST(TuiHealth, a_simulated_run_shows_its_checkpoints_skips_and_stop) {
+    TempDir tmp;
+    ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "8", "--steps", "30", "--params", "4", "--logs",
+                   "--health", "--faults", "spike@10,stop@28"})
+                  .exit_code,
+              0);
+    auto r = run({program("msmon-tui"), tmp / "job", "--db", tmp / "store.db", "--snapshot", "health", "--size", "100x40"},
+                 {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("JOB STOPPED at step 28"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("checkpoints: 2, 1 unhealthy"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("healthy   RESUME step 20"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("8 ranks  data_skip"), std::string::npos) << "data skips grouped across ranks:\n" << r.out;
+}
+
 TEST(TuiAnomalies, both_views_render_at_80x24_in_ascii_without_overflow) {
     TempDir tmp;
     ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "8", "--steps", "30", "--params", "4", "--logs",

@@ -114,10 +114,35 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                       r.stalled ? "  STALLED" : "");
         lines.push_back({row, r.stalled ? bad : (r.last_step < lead ? Style{Color::warn, Color::none, kPlain} : Style{})});
     }
-    lines.push_back({"events: " + std::to_string(model_.events.size()), head});
+    // The same event on every rank (a data skip is logged by all) is one line with the rank count.
+    struct Group {
+        const EventRecord* first;
+        int ranks = 0;
+    };
+    std::vector<Group> groups;
     for (const auto& e : model_.events) {
+        if (!groups.empty()) {
+            const EventRecord& g = *groups.back().first;
+            if (g.step == e.step && g.kind == e.kind && last_line(g.message) == last_line(e.message)) {
+                ++groups.back().ranks;
+                continue;
+            }
+        }
+        bool merged = false;
+        for (auto& g : groups)
+            if (g.first->step == e.step && g.first->kind == e.kind && last_line(g.first->message) == last_line(e.message)) {
+                ++g.ranks;
+                merged = true;
+                break;
+            }
+        if (!merged) groups.push_back({&e, 1});
+    }
+    lines.push_back({"events: " + std::to_string(model_.events.size()), head});
+    for (const auto& g : groups) {
+        const EventRecord& e = *g.first;
         char row[120];
-        std::snprintf(row, sizeof row, "  step %-6s rank %-3d %-18s ", e.step ? std::to_string(*e.step).c_str() : "-", e.rank,
+        const std::string who = g.ranks > 1 ? std::to_string(g.ranks) + " ranks" : "rank " + std::to_string(e.rank);
+        std::snprintf(row, sizeof row, "  step %-6s %-8s %-18s ", e.step ? std::to_string(*e.step).c_str() : "-", who.c_str(),
                       e.kind.c_str());
         const bool alarm = e.kind == "stop" || e.kind == "error" || e.kind == "global_norm_spike" || e.kind == "data_skip";
         lines.push_back({row + last_line(e.message), alarm ? Style{Color::warn, Color::none, kPlain} : dim});
