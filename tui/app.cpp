@@ -230,12 +230,14 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
                                   : std::string("-");
     // Numbers first, the folder last: at 80 columns the path is what gets cut.
     char status[640];
-    std::snprintf(status, sizeof status, " %zu ranks | steps %s | %s%s | %.0f values/s | %zu anomalies | %llu malformed | %s%s%s",
+    const std::string ckpts =
+        om.unhealthy_checkpoints ? " | " + std::to_string(om.unhealthy_checkpoints) + " unhealthy ckpts" : std::string();
+    std::snprintf(status, sizeof status, " %zu ranks | steps %s | %s%s | %.0f values/s | %zu anomalies%s | %llu malformed | %s%s%s",
                   om.catalog.ranks.size(), steps.c_str(), status_.watch.c_str(),
                   status_.seconds_since_data < 0
                       ? ""
                       : (", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago").c_str(),
-                  status_.values_per_second, anomaly_count_, static_cast<unsigned long long>(status_.malformed),
+                  status_.values_per_second, anomaly_count_, ckpts.c_str(), static_cast<unsigned long long>(status_.malformed),
                   status_.notice.empty() ? "" : (status_.notice + " | ").c_str(), status_.source.c_str(), "");
     buf.fill(0, h - 1, w, 1, U' ', {Color::none, Color::none, kReverse});
     buf.text(0, h - 1, status, {Color::none, Color::none, kReverse}, w);

@@ -104,6 +104,9 @@ TEST(TuiHealth, rendered_fixture_shows_checkpoints_skips_and_the_stop) {
         }
         EXPECT_LE(lines, 24);
     }
+    // From the overview the unhealthy checkpoints are counted in the status line.
+    auto ov = run({program("msmon-tui"), tmp / "job", "--db", tmp / "store.db", "--snapshot", "overview", "--size", "120x20"});
+    EXPECT_NE(ov.out.find("2 unhealthy ckpts"), std::string::npos) << ov.out;
     // The events themselves (scrolling down): the data skips and the stop's error line.
     auto r = run({program("msmon-tui"), tmp / "job", "--db", tmp / "store.db", "--snapshot", "health", "--size", "100x40"});
     EXPECT_NE(r.out.find("data_skip"), std::string::npos) << r.out;

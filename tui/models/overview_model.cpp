@@ -57,6 +57,7 @@ OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection,
         if (a.score < 20) continue;  // msprobe's per-step noise does not mark the overview
         if (auto it = rows.find(a.rank); it != rows.end()) it->second.anomaly_steps.insert(a.step);
     }
+    for (const auto& c : reader.checkpoints()) m.unhealthy_checkpoints += !c.healthy;
     for (auto& [_, row] : rows) m.rows.push_back(std::move(row));
     return m;
 }

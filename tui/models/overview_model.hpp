@@ -31,6 +31,7 @@ struct OverviewModel {
     std::vector<OverviewRow> rows;
     std::int64_t step_lo = 0, step_hi = -1;
     std::size_t anomaly_count = 0;
+    std::size_t unhealthy_checkpoints = 0;
 };
 
 // Picks what to open on: loss or global norm when logs are present, else the gradient norm, else anything.
