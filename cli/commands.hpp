@@ -12,5 +12,6 @@ int run_query_command(int argc, char** argv);
 int run_simulate_command(int argc, char** argv);
 int run_anomalies_command(int argc, char** argv);
 int run_health_command(int argc, char** argv);
+int run_config_command(int argc, char** argv);
 
 }  // namespace msmon

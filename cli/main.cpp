@@ -16,9 +16,10 @@ constexpr const char* kUsage =
     "  query (DIR|--db)   print stored values: rank,kind,vpp_stage,name,step,micro_step,op,value\n"
     "  anomalies (DIR|--db) msprobe's anomaly dumps and msmon's own detections, ranked\n"
     "  health (DIR|--db)  checkpoint health, latest healthy checkpoint, data skips and stops\n"
+    "  config ACTION CONFIG  show or change msprobe's monitor config safely (enable, stop, disable, set)\n"
     "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
     "\n"
-    "not built yet: config, export (see the project's issues)\n";
+    "not built yet: export (see the project's issues)\n";
 
 }  // namespace
 
@@ -35,11 +36,12 @@ int main(int argc, char** argv) {
         if (cmd == "simulate") return msmon::run_simulate_command(argc, argv);
         if (cmd == "anomalies") return msmon::run_anomalies_command(argc, argv);
         if (cmd == "health") return msmon::run_health_command(argc, argv);
+        if (cmd == "config") return msmon::run_config_command(argc, argv);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon %s: %s\n", cmd.c_str(), e.what());
         return msmon::kExitFailure;
     }
-    if (cmd == "config" || cmd == "export") {
+    if (cmd == "export") {
         std::fprintf(stderr, "msmon %s: not built yet in this version\n", cmd.c_str());
         return msmon::kExitFailure;
     }

@@ -1,0 +1,183 @@
+// msmon config: show the monitor config with msprobe's validation, and change it safely while training runs.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/arg_parser.hpp"
+#include "cli/commands.hpp"
+#include "core/config/config_file.hpp"
+#include "core/config/monitor_config_fields.hpp"
+#include "core/text/display_escape.hpp"
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const CommandSpec kConfigSpec{
+    "config",
+    "show|enable|stop|disable|set CONFIG [--collect-times N] [KEY=VALUE ...] [--yes]",
+    "Reads and changes msprobe's monitor config while the job runs (dynamic mode: DYNAMIC_MONITOR=True).\n"
+    "  show     the config, msprobe's validation (rejections, silent fallbacks) and every field\n"
+    "  enable   start a collection: dynamic_on true and collect_times reset (--collect-times N)\n"
+    "  stop     end a running collection early: dynamic_on true with collect_times 0 (msprobe ignores\n"
+    "           dynamic_on false while collecting; this collects one more step, then stops)\n"
+    "  disable  dynamic_on false: no collection starts on the next reload (a running one continues)\n"
+    "  set      KEY=VALUE ... (VALUE is JSON, else a string; alert.dump=true sets a nested key)\n"
+    "Writes are atomic (temp file, fsync, rename onto the real path) and keep unknown keys and key order;\n"
+    "a config msprobe would reject is not written. print_struct and cc_distribution.cc_log_only abort\n"
+    "training: changing them needs --yes.",
+    {
+        {"--collect-times", "N", "with enable: how many collections (resets the count)"},
+        {"--yes", "", "write even though the change aborts training (print_struct, cc_log_only)"},
+        {"--json", "", "show: print the config and the validation as JSON"},
+    },
+    2,
+    0,
+};
+
+void set_path(json& doc, const std::string& dotted, json value) {
+    json* node = &doc;
+    std::size_t start = 0;
+    while (true) {
+        const auto dot = dotted.find('.', start);
+        const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (dot == std::string::npos) {
+            (*node)[key] = std::move(value);
+            return;
+        }
+        if (!node->contains(key) || !(*node)[key].is_object()) (*node)[key] = json::object();
+        node = &(*node)[key];
+        start = dot + 1;
+    }
+}
+
+bool is_true(const json& obj, const char* key) {
+    return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
+}
+
+bool aborts_training(const json& doc) {
+    return is_true(doc, "print_struct") || (doc.contains("cc_distribution") && is_true(doc["cc_distribution"], "cc_log_only"));
+}
+
+void print_check(const ConfigCheck& check) {
+    for (const auto& e : check.errors) std::printf("  REJECTED by msprobe: %s\n", escape_for_display(e).c_str());
+    for (const auto& w : check.warnings) std::printf("  warning: %s\n", escape_for_display(w).c_str());
+}
+
+}  // namespace
+
+int run_config_command(int argc, char** argv) {
+    bool help = false;
+    std::string error;
+    auto args = parse_args(kConfigSpec, argc, argv, 2, help, error);
+    if (help) {
+        std::fputs(render_help(kConfigSpec).c_str(), stdout);
+        return kExitOk;
+    }
+    auto usage_error = [](const std::string& msg) {
+        std::fprintf(stderr, "msmon config: %s\n", msg.c_str());
+        return kExitUsage;
+    };
+    if (!args) return usage_error(error);
+    const std::string verb = args->positional[0];
+    const std::string path = args->positional[1];
+    const std::vector<std::string> assignments(args->positional.begin() + 2, args->positional.end());
+    if (verb != "show" && verb != "enable" && verb != "stop" && verb != "disable" && verb != "set")
+        return usage_error("unknown action '" + verb + "' (show, enable, stop, disable, set)");
+    if (verb != "set" && !assignments.empty()) return usage_error("KEY=VALUE goes with set");
+    if (verb == "set" && assignments.empty()) return usage_error("set needs KEY=VALUE");
+    std::optional<long long> collect_times;
+    if (auto n = args->value("--collect-times")) {
+        auto v = parse_int(*n);
+        if (!v || *v < 0) return usage_error("--collect-times takes a number >= 0");
+        if (verb != "enable") return usage_error("--collect-times goes with enable");
+        collect_times = *v;
+    }
+
+    ConfigRead read = read_monitor_config(path);
+    if (read.status != ConfigRead::Status::ok) {
+        std::fprintf(stderr, "msmon config: cannot read %s: %s\n", path.c_str(), read.error.c_str());
+        return kExitFailure;
+    }
+    json doc = read.doc;
+    if (verb == "show") {
+        const ConfigCheck check = validate_monitor_config(doc);
+        if (args->has("--json")) {
+            json out;
+            out["path"] = path;
+            out["config"] = doc;
+            out["errors"] = check.errors;
+            out["warnings"] = check.warnings;
+            std::printf("%s\n", out.dump(2).c_str());
+            return kExitOk;
+        }
+        std::printf("%s\n", path.c_str());
+        std::printf("  dynamic_on %s, collect_times %s (dynamic mode needs DYNAMIC_MONITOR=True in the job)\n",
+                    doc.value("dynamic_on", json(false)).dump().c_str(), doc.value("collect_times", json("default 1e8")).dump().c_str());
+        print_check(check);
+        if (check.ok() && check.warnings.empty()) std::printf("  msprobe accepts this config as it is\n");
+        std::printf("\n%-22s %-6s %-14s %s\n", "field", "type", "value", "what / msprobe's rule");
+        for (const auto& f : monitor_config_fields()) {
+            const std::string value = doc.contains(f.name) ? doc[f.name].dump() : std::string("(") + f.fallback + ")";
+            std::printf("%-22s %-6s %-14s %s%s; %s\n", f.name, f.type, escape_for_display(value, 14).c_str(), f.help,
+                        f.aborts_training ? " [ABORTS TRAINING]" : "", f.rule);
+        }
+        return kExitOk;
+    }
+    if (verb == "enable") {
+        doc["dynamic_on"] = true;
+        if (collect_times) doc["collect_times"] = *collect_times;
+    } else if (verb == "stop") {
+        doc["dynamic_on"] = true;
+        doc["collect_times"] = 0;
+    } else if (verb == "disable") {
+        doc["dynamic_on"] = false;
+    } else {
+        for (const auto& a : assignments) {
+            const auto eq = a.find('=');
+            if (eq == std::string::npos || eq == 0) return usage_error("'" + a + "' is not KEY=VALUE");
+            const std::string text = a.substr(eq + 1);
+            json value;
+            try {
+                value = json::parse(text);
+            } catch (const json::parse_error&) {
+                value = text;  // a plain word: a string
+            }
+            set_path(doc, a.substr(0, eq), std::move(value));
+        }
+    }
+    const ConfigCheck check = validate_monitor_config(doc);
+    if (!check.ok()) {
+        std::fprintf(stderr, "msmon config: not written — msprobe would reject it:\n");
+        for (const auto& e : check.errors) std::fprintf(stderr, "  %s\n", e.c_str());
+        return kExitFailure;
+    }
+    if (aborts_training(doc) && !aborts_training(read.doc) && !args->has("--yes")) {
+        std::fprintf(stderr,
+                     "msmon config: not written — print_struct or cc_distribution.cc_log_only ABORTS training; "
+                     "add --yes to write it anyway\n");
+        return kExitFailure;
+    }
+    if (!write_monitor_config(path, doc, error)) {
+        std::fprintf(stderr, "msmon config: %s\n", error.c_str());
+        return kExitFailure;
+    }
+    print_check(check);
+    if (verb == "enable")
+        std::printf("collection starts at the trainer's next step: dynamic_on true, collect_times %s (counted from 0 "
+                    "again). The job must run with DYNAMIC_MONITOR=True.\n",
+                    doc.value("collect_times", json("default")).dump().c_str());
+    else if (verb == "stop")
+        std::printf("the running collection ends after one more step (dynamic_on true, collect_times 0); msprobe then "
+                    "writes dynamic_on false back.\n");
+    else if (verb == "disable")
+        std::printf("dynamic_on false: no new collection starts; a collection already running continues until its "
+                    "collect_times (use `msmon config stop` to end it).\n");
+    else
+        std::printf("written: %s\n", path.c_str());
+    return kExitOk;
+}
+
+}  // namespace msmon

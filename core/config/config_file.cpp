@@ -1,0 +1,123 @@
+// Config file I/O. The only file msmon ever writes outside its own store, and only on the user's action.
+#include "core/config/config_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace msmon {
+
+namespace {
+
+std::string slurp(const std::string& path, bool& ok) {
+    std::ifstream in(path, std::ios::binary);
+    ok = static_cast<bool>(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+bool later(const timespec& a, const timespec& b) { return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec); }
+
+}  // namespace
+
+ConfigRead read_monitor_config(const std::string& path, int attempts) {
+    ConfigRead r;
+    for (int i = 0; i < std::max(1, attempts); ++i) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
+            r.status = ConfigRead::Status::missing;
+            r.error = std::strerror(errno);
+            return r;
+        }
+        r.mtime = st.st_mtim;
+        bool ok = false;
+        const std::string text = slurp(path, ok);
+        try {
+            if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw std::runtime_error("the file is empty");
+            std::string_view body = text;
+            if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);  // msprobe's json.load would reject it
+            r.doc = nlohmann::ordered_json::parse(body.begin(), body.end());
+            r.status = ConfigRead::Status::ok;
+            r.error.clear();
+            return r;
+        } catch (const std::exception& e) {
+            r.status = ConfigRead::Status::being_written;
+            r.error = e.what();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    r.status = ConfigRead::Status::invalid;
+    return r;
+}
+
+std::string render_monitor_config(const nlohmann::ordered_json& doc) { return doc.dump(2) + "\n"; }
+
+bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error) {
+    if (!doc.is_object()) {
+        error = "the config must be a JSON object";
+        return false;
+    }
+    // The trainer reads and writes through realpath: replace the target, not the link.
+    char resolved[PATH_MAX];
+    const std::string target = ::realpath(path.c_str(), resolved) ? std::string(resolved) : path;
+    const auto slash = target.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+    const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+    struct stat before {};
+    const bool existed = ::stat(target.c_str(), &before) == 0;
+    std::string tmpl = dir + "/." + base + ".msmon-XXXXXX";
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) {
+        error = "cannot create a temporary file in " + dir + ": " + std::strerror(errno);
+        return false;
+    }
+    const std::string text = render_monitor_config(doc);
+    bool ok = true;
+    for (std::size_t off = 0; ok && off < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        off += static_cast<std::size_t>(std::max<ssize_t>(n, 0));
+    }
+    if (ok && existed) ok = ::fchmod(fd, before.st_mode & 07777) == 0;
+    if (ok) ok = ::fsync(fd) == 0;
+    if (!ok) error = std::string("cannot write the new config: ") + std::strerror(errno);
+    ::close(fd);
+    if (ok && ::rename(tmpl.c_str(), target.c_str()) != 0) {
+        error = "cannot replace " + target + ": " + std::strerror(errno);
+        ok = false;
+    }
+    if (!ok) {
+        ::unlink(tmpl.c_str());
+        return false;
+    }
+    if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+    // msprobe compares mtimes exactly: the new one must differ (and be later) or the trainer never reads it.
+    struct stat after {};
+    if (existed && ::stat(target.c_str(), &after) == 0 && !later(after.st_mtim, before.st_mtim)) {
+        timespec t[2];
+        t[0] = after.st_atim;
+        t[1] = before.st_mtim;
+        t[1].tv_nsec += 1000;
+        if (t[1].tv_nsec >= 1000000000) {
+            t[1].tv_nsec -= 1000000000;
+            ++t[1].tv_sec;
+        }
+        ::utimensat(AT_FDCWD, target.c_str(), t, 0);
+    }
+    return true;
+}
+
+}  // namespace msmon
