@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 namespace msmon {
@@ -89,6 +91,27 @@ TEST(ConfigFields, the_table_names_every_field_once_and_marks_what_aborts_traini
     }
     EXPECT_EQ(names.size(), 30u);
     EXPECT_EQ(aborting, (std::set<std::string>{"print_struct", "cc_distribution"}));
+}
+
+}  // namespace
+}  // namespace msmon
+
+namespace msmon {
+namespace {
+
+TEST(ShippedConfigs, every_config_in_configs_passes_msprobe_validation_with_no_warning) {
+    int seen = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(MSMON_SOURCE_DIR) + "/configs")) {
+        if (e.path().extension() != ".json") continue;
+        ++seen;
+        std::ifstream in(e.path());
+        const auto doc = nlohmann::ordered_json::parse(in);
+        const ConfigCheck r = validate_monitor_config(doc);
+        EXPECT_TRUE(r.errors.empty()) << e.path() << ": " << (r.errors.empty() ? "" : r.errors[0]);
+        EXPECT_TRUE(r.warnings.empty()) << e.path() << ": " << (r.warnings.empty() ? "" : r.warnings[0]);
+        EXPECT_TRUE(doc["eps"].is_number_float()) << e.path();
+    }
+    EXPECT_EQ(seen, 3);
 }
 
 }  // namespace
