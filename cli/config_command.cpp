@@ -5,6 +5,7 @@
 #include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
 #include "core/config/config_file.hpp"
+#include "core/config/guarded_save.hpp"
 #include "core/config/monitor_config_fields.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -26,31 +27,36 @@ const CommandSpec kConfigSpec{
     "  disable  dynamic_on false: no collection starts on the next reload (a running one continues)\n"
     "  set      KEY=VALUE ... (VALUE is JSON, else a string; alert.dump=true sets a nested key)\n"
     "Writes are atomic (temp file, fsync, rename onto the real path) and keep unknown keys and key order;\n"
-    "a config msprobe would reject is not written. print_struct and cc_distribution.cc_log_only abort\n"
+    "msmon waits for a trainer write-back burst to end before writing, watches the file for --settle-ms after\n"
+    "it, and writes the change again if a write-back raced it (exit 1 if it never stuck). A config msprobe would\n"
+    "reject is not written. print_struct and cc_distribution.cc_log_only abort\n"
     "training: changing them needs --yes.",
     {
         {"--collect-times", "N", "with enable: how many collections (resets the count)"},
         {"--yes", "", "write even though the change aborts training (print_struct, cc_log_only)"},
-        {"--json", "", "show: print the config and the validation as JSON"},
+        {"--json", "", "print the config and the validation (show), or what was written (other actions), as JSON"},
+        {"--settle-ms", "MS", "after a write, watch this long for a racing trainer write-back (default 300; keep it "
+                              "under one training step)"},
     },
     2,
     0,
 };
 
-void set_path(json& doc, const std::string& dotted, json value) {
-    json* node = &doc;
+std::vector<std::string> split_key(const std::string& dotted) {
+    std::vector<std::string> path;
     std::size_t start = 0;
     while (true) {
         const auto dot = dotted.find('.', start);
-        const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        if (dot == std::string::npos) {
-            (*node)[key] = std::move(value);
-            return;
-        }
-        if (!node->contains(key) || !(*node)[key].is_object()) (*node)[key] = json::object();
-        node = &(*node)[key];
+        path.push_back(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos) return path;
         start = dot + 1;
     }
+}
+
+json stamp_json(const FileStamp& s) {
+    return json{{"inode", static_cast<unsigned long long>(s.ino)},
+                {"mtime_sec", static_cast<long long>(s.mtime.tv_sec)},
+                {"mtime_nsec", static_cast<long long>(s.mtime.tv_nsec)}};
 }
 
 bool is_true(const json& obj, const char* key) {
@@ -101,8 +107,8 @@ int run_config_command(int argc, char** argv) {
         std::fprintf(stderr, "msmon config: cannot read %s: %s\n", path.c_str(), read.error.c_str());
         return kExitFailure;
     }
-    json doc = read.doc;
     if (verb == "show") {
+        const json& doc = read.doc;
         const ConfigCheck check = validate_monitor_config(doc);
         if (args->has("--json")) {
             json out;
@@ -126,14 +132,20 @@ int run_config_command(int argc, char** argv) {
         }
         return kExitOk;
     }
+    std::optional<long long> settle_ms;
+    if (auto v = args->value("--settle-ms")) {
+        settle_ms = parse_int(*v);
+        if (!settle_ms || *settle_ms < 0 || *settle_ms > 60000) return usage_error("--settle-ms takes 0..60000");
+    }
+    ConfigPatch patch;
     if (verb == "enable") {
-        doc["dynamic_on"] = true;
-        if (collect_times) doc["collect_times"] = *collect_times;
+        patch.push_back({{"dynamic_on"}, json(true)});
+        if (collect_times) patch.push_back({{"collect_times"}, json(*collect_times)});
     } else if (verb == "stop") {
-        doc["dynamic_on"] = true;
-        doc["collect_times"] = 0;
+        patch.push_back({{"dynamic_on"}, json(true)});
+        patch.push_back({{"collect_times"}, json(0)});
     } else if (verb == "disable") {
-        doc["dynamic_on"] = false;
+        patch.push_back({{"dynamic_on"}, json(false)});
     } else {
         for (const auto& a : assignments) {
             const auto eq = a.find('=');
@@ -145,25 +157,52 @@ int run_config_command(int argc, char** argv) {
             } catch (const json::parse_error&) {
                 value = text;  // a plain word: a string
             }
-            set_path(doc, a.substr(0, eq), std::move(value));
+            patch.push_back({split_key(a.substr(0, eq)), std::move(value)});
         }
     }
+    const bool yes = args->has("--yes");
+    const SaveVeto veto = [yes](const json& before, const json& after) -> std::string {
+        const ConfigCheck c = validate_monitor_config(after);
+        if (!c.ok()) {
+            std::string why = "not written — msprobe would reject it:";
+            for (const auto& e : c.errors) why += "\n  " + e;
+            return why;
+        }
+        if (aborts_training(after) && !aborts_training(before) && !yes)
+            return "not written — print_struct or cc_distribution.cc_log_only ABORTS training; add --yes to write it "
+                   "anyway";
+        return {};
+    };
+    SaveTiming timing;
+    if (settle_ms) timing.settle_ms = static_cast<int>(*settle_ms);
+    const SaveReport report = guarded_save(path, patch, veto, timing);
+    if (args->has("--json")) {
+        json out;
+        out["path"] = path;
+        out["action"] = verb;
+        out["in_effect"] = report.in_effect;
+        out["writes"] = json::array();
+        for (std::size_t i = 0; i < report.writes.size(); ++i) {
+            json w = stamp_json(report.writes[i]);
+            w["written_at_ns"] = static_cast<long long>(report.written_at[i].tv_sec) * 1000000000LL + report.written_at[i].tv_nsec;
+            out["writes"].push_back(std::move(w));
+        }
+        out["notices"] = report.notices;
+        out["error"] = report.error;
+        if (!report.writes.empty()) out["config"] = report.saved;
+        std::printf("%s\n", out.dump(2).c_str());
+        return report.in_effect ? kExitOk : kExitFailure;
+    }
+    for (const auto& n : report.notices) std::fprintf(stderr, "msmon config: %s\n", escape_for_display(n).c_str());
+    if (!report.in_effect) {
+        std::fprintf(stderr, "msmon config: %s\n", report.error.c_str());
+        return kExitFailure;
+    }
+    const json& doc = report.saved;
     const ConfigCheck check = validate_monitor_config(doc);
-    if (!check.ok()) {
-        std::fprintf(stderr, "msmon config: not written — msprobe would reject it:\n");
-        for (const auto& e : check.errors) std::fprintf(stderr, "  %s\n", e.c_str());
-        return kExitFailure;
-    }
-    if (aborts_training(doc) && !aborts_training(read.doc) && !args->has("--yes")) {
-        std::fprintf(stderr,
-                     "msmon config: not written — print_struct or cc_distribution.cc_log_only ABORTS training; "
-                     "add --yes to write it anyway\n");
-        return kExitFailure;
-    }
-    if (!write_monitor_config(path, doc, error)) {
-        std::fprintf(stderr, "msmon config: %s\n", error.c_str());
-        return kExitFailure;
-    }
+    if (verb == "set" && doc.value("dynamic_on", json(false)) == json(true))
+        std::printf("dynamic_on is true: the trainer reloads on this save, which restarts the collection (count from 0, "
+                    "anomaly.json emptied if alert.dump).\n");
     print_check(check);
     if (verb == "enable")
         std::printf("collection starts at the trainer's next step: dynamic_on true, collect_times %s (counted from 0 "

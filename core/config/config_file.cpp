@@ -25,9 +25,25 @@ std::string slurp(const std::string& path, bool& ok) {
     return ss.str();
 }
 
-bool later(const timespec& a, const timespec& b) { return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec); }
-
 }  // namespace
+
+double mtime_as_python_float(const timespec& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+FileStamp stamp_of(const std::string& path) {
+    FileStamp s;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return s;
+    return FileStamp{st.st_dev, st.st_ino, st.st_mtim, st.st_size};
+}
+
+FileStamp stamp_of_fd(int fd) {
+    FileStamp s;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return s;
+    return FileStamp{st.st_dev, st.st_ino, st.st_mtim, st.st_size};
+}
 
 ConfigRead read_monitor_config(const std::string& path, int attempts) {
     ConfigRead r;
@@ -61,7 +77,8 @@ ConfigRead read_monitor_config(const std::string& path, int attempts) {
 
 std::string render_monitor_config(const nlohmann::ordered_json& doc) { return doc.dump(2) + "\n"; }
 
-bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error) {
+bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error,
+                          FileStamp* written) {
     if (!doc.is_object()) {
         error = "the config must be a JSON object";
         return false;
@@ -91,6 +108,25 @@ bool write_monitor_config(const std::string& path, const nlohmann::ordered_json&
     if (ok && existed) ok = ::fchmod(fd, before.st_mode & 07777) == 0;
     if (ok) ok = ::fsync(fd) == 0;
     if (!ok) error = std::string("cannot write the new config: ") + std::strerror(errno);
+    // msprobe compares mtimes exactly (as floats): the new one must be later than the old, or the trainer never
+    // reads the new content. Set it before the rename so that no reader sees the new file with an old mtime.
+    if (ok && existed) {
+        const FileStamp fresh = stamp_of_fd(fd);
+        if (mtime_as_python_float(fresh.mtime) <= mtime_as_python_float(before.st_mtim)) {
+            timespec t[2];
+            t[0].tv_nsec = UTIME_OMIT;
+            t[0].tv_sec = 0;
+            t[1] = before.st_mtim;
+            t[1].tv_nsec += 1000000;  // +1 ms: well above a double's resolution at today's epoch seconds
+            if (t[1].tv_nsec >= 1000000000) {
+                t[1].tv_nsec -= 1000000000;
+                ++t[1].tv_sec;
+            }
+            ok = ::futimens(fd, t) == 0;
+            if (!ok) error = std::string("cannot set the new config's mtime: ") + std::strerror(errno);
+        }
+    }
+    const FileStamp stamp = ok ? stamp_of_fd(fd) : FileStamp{};
     ::close(fd);
     if (ok && ::rename(tmpl.c_str(), target.c_str()) != 0) {
         error = "cannot replace " + target + ": " + std::strerror(errno);
@@ -104,19 +140,7 @@ bool write_monitor_config(const std::string& path, const nlohmann::ordered_json&
         ::fsync(dfd);
         ::close(dfd);
     }
-    // msprobe compares mtimes exactly: the new one must differ (and be later) or the trainer never reads it.
-    struct stat after {};
-    if (existed && ::stat(target.c_str(), &after) == 0 && !later(after.st_mtim, before.st_mtim)) {
-        timespec t[2];
-        t[0] = after.st_atim;
-        t[1] = before.st_mtim;
-        t[1].tv_nsec += 1000;
-        if (t[1].tv_nsec >= 1000000000) {
-            t[1].tv_nsec -= 1000000000;
-            ++t[1].tv_sec;
-        }
-        ::utimensat(AT_FDCWD, target.c_str(), t, 0);
-    }
+    if (written) *written = stamp;
     return true;
 }
 

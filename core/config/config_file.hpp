@@ -3,6 +3,8 @@
 // mode, and always move the mtime forward so the trainer notices.
 #pragma once
 
+#include <sys/types.h>
+
 #include <ctime>
 #include <string>
 
@@ -25,8 +27,29 @@ ConfigRead read_monitor_config(const std::string& path, int attempts = 20);
 // literals (1e-08), real booleans, UTF-8 without BOM, a final newline.
 std::string render_monitor_config(const nlohmann::ordered_json& doc);
 
-// Atomically replaces the config (through a symlink, onto its target). Returns false with `error` set; the
-// original file is then untouched.
-bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error);
+// What identifies one version of the file: a rewrite in place changes mtime/size, a rename changes the inode.
+struct FileStamp {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    timespec mtime{};
+    off_t size = -1;
+    bool operator==(const FileStamp& o) const {
+        return dev == o.dev && ino == o.ino && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec &&
+               size == o.size;
+    }
+};
+
+// The stamp of `path` (following symlinks); size -1 when it cannot be stat'ed.
+FileStamp stamp_of(const std::string& path);
+FileStamp stamp_of_fd(int fd);
+
+// msprobe compares st_mtime as a Python float: two stamps the trainer can tell apart differ as doubles.
+double mtime_as_python_float(const timespec& t);
+
+// Atomically replaces the config (through a symlink, onto its target). The new file's mtime is set before the
+// rename to a value msprobe sees as later than the old one, so no reader ever sees the new content with the old
+// mtime. Returns false with `error` set; the original file is then untouched. `written` gets the new stamp.
+bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error,
+                          FileStamp* written = nullptr);
 
 }  // namespace msmon

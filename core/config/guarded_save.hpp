@@ -1,0 +1,52 @@
+// Saving a change to the monitor config while msprobe's ranks may be rewriting it (spec §5.4-§5.5).
+//
+// msprobe's write-back (`dynamic_on: false` when a collection ends) is a read-modify-write of the whole file from
+// every monitoring rank, not atomic. Two races can swallow an editor's save:
+//   * lost update: a rank read the file just before our rename and writes its copy over ours;
+//   * hidden mtime: a rank's write-back lands on the old file and its getmtime() then reads OUR new mtime, so that
+//     rank never reads our content (§5.5 recommendation 8).
+// So a save (1) waits until the file has been quiet for a moment (no write-back burst in progress), (2) applies
+// the change to the file as it is now and writes it atomically, (3) watches the file and the replaced one for a
+// settle window, and (4) if either was rewritten meanwhile, applies the change again on top of what is there now
+// (up to `max_reapply` times) — and says so. It never reports success for a change that is not in the file.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/config_file.hpp"
+#include "core/config/config_patch.hpp"
+
+namespace msmon {
+
+struct SaveTiming {
+    int quiet_ms = 300;      // the file's mtime must be at least this old before we write
+    int settle_ms = 300;     // how long we watch for a racing write-back after each write (keep it under one step)
+    int max_wait_ms = 5000;  // give up waiting for quiet after this long (and write anyway)
+    int max_reapply = 3;
+    int poll_ms = 5;
+};
+
+struct SaveReport {
+    bool in_effect = false;             // the change is in the file, which nobody rewrote during the last settle window
+    std::vector<FileStamp> writes;      // every write msmon made, in order (the last one is what the trainer should read)
+    std::vector<timespec> written_at;   // wall clock right after each write's rename
+    std::vector<std::string> notices;   // what happened on the way, for the user
+    nlohmann::ordered_json saved;       // the document of the last write
+    nlohmann::ordered_json replaced;    // the file as it was before the first write
+    std::string error;                  // why nothing (more) was written
+};
+
+// Checks the document about to be written; returns an empty string to allow it, else the reason not to.
+using SaveVeto = std::function<std::string(const nlohmann::ordered_json& before, const nlohmann::ordered_json& after)>;
+
+SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const SaveVeto& veto,
+                        const SaveTiming& timing = {});
+
+// "14:02:11.123" in local time.
+std::string clock_text(const timespec& t);
+
+}  // namespace msmon
