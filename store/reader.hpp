@@ -112,6 +112,9 @@ public:
     };
     virtual ModuleInfo module_info(int rank, const std::string& tensor_name) = 0;
     virtual std::vector<RankSeries> rank_series(const RankSeriesRequest& request) = 0;
+    // The latest steps msprobe collected (any rank, any CSV kind), newest first, at most `limit` of them: what a
+    // dynamic collection wrote, for the config view's "collecting since step N, k of N".
+    virtual std::vector<std::int64_t> collected_steps(std::size_t limit) = 0;
 };
 
 // Opens an existing store read-only. Throws SqliteError if it cannot.

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/layout/monitor_layout.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_handle.hpp"
@@ -273,6 +274,26 @@ public:
             c.max_step = lo.int64(1);
         }
         return c;
+    }
+
+    std::vector<std::int64_t> collected_steps(std::size_t limit) override {
+        // One tensor per (run, msprobe kind) stands for its file: every tensor of a CSV gets the same steps.
+        std::map<std::pair<std::int64_t, std::string>, std::int64_t> first;
+        Statement tensors(conn_, "SELECT id, run_id, kind FROM tensor ORDER BY id");
+        while (tensors.step())
+            if (is_known_v1_prefix(tensors.text(2))) first.try_emplace({tensors.int64(1), tensors.text(2)}, tensors.int64(0));
+        std::vector<std::int64_t> steps;
+        Statement q(conn_, "SELECT step FROM sample WHERE tensor_id = ? ORDER BY step DESC LIMIT ?");
+        for (const auto& [key, id] : first) {
+            q.reset();
+            q.bind(1, id);
+            q.bind(2, static_cast<std::int64_t>(limit));
+            while (q.step()) steps.push_back(q.int64(0));
+        }
+        std::sort(steps.begin(), steps.end(), std::greater<>());
+        steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+        if (steps.size() > limit) steps.resize(limit);
+        return steps;
     }
 
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {

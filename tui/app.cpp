@@ -8,12 +8,13 @@
 #include "tui/terminal.hpp"
 #include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
+#include "tui/views/config_view.hpp"
 #include "tui/views/health_view.hpp"
 #include "tui/views/overview_view.hpp"
 
 namespace msmon::tui {
 
-App::App(std::unique_ptr<Reader> reader) : reader_(std::move(reader)) {
+App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reader_(std::move(reader)) {
     auto open_chart = [this] {
         return_to_ = current_;
         current_ = 1;
@@ -22,7 +23,7 @@ App::App(std::unique_ptr<Reader> reader) : reader_(std::move(reader)) {
     views_.push_back(std::make_unique<ChartView>(shared_));
     views_.push_back(std::make_unique<AnomaliesView>(shared_, open_chart));
     views_.push_back(std::make_unique<HealthView>());
-    views_.push_back(std::make_unique<PlaceholderView>("Config", "the config editor is not built yet"));
+    views_.push_back(std::make_unique<ConfigView>(config_path.empty() ? nullptr : std::make_unique<ConfigEditor>(config_path)));
     global_keys_ = {
         {{'q'}, "q", "quit", [this] {
              quit_ = true;
@@ -149,6 +150,11 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
         }
         redraw = true;
         return !quit_;
+    }
+    if (Reaction captured = Reaction::none; views_[current_]->capture_key(key, captured)) {
+        reload = reload || captured == Reaction::reload;
+        redraw = true;
+        return true;
     }
     if (help_ && key != '?' && key != 'q') {
         help_ = false;

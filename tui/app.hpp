@@ -25,7 +25,8 @@ struct AppStatus {
 
 class App {
 public:
-    explicit App(std::unique_ptr<Reader> reader);
+    // `config_path`: the monitor config the Config tab edits (empty: none given).
+    explicit App(std::unique_ptr<Reader> reader, const std::string& config_path = "");
     ~App();
 
     // Selects a tab by name (overview, chart, anomalies, health, config); false if there is none.
@@ -37,6 +38,8 @@ public:
     // Handles one key; returns false when the app should quit.
     bool handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw);
     AppStatus& status() { return status_; }
+    // The visible view shows a file that changes without new data: collect() it every second.
+    bool visible_view_watches_files() const { return views_[current_]->watches_files(); }
 
 private:
     void draw_help(ScreenBuffer& buf, const Glyphs& glyphs);

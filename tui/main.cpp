@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "core/config/config_file.hpp"
 #include "core/log/logging.hpp"
 #include "core/sim/mindformers_simulator.hpp"
 #include "core/sim/msprobe_simulator.hpp"
@@ -31,12 +32,14 @@ using namespace msmon::tui;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: msmon-tui [DIR] [--db PATH] [--poll-ms N] [--demo] [--snapshot VIEW --size WxH]\n"
+    "usage: msmon-tui [DIR] [--db PATH] [--config PATH] [--poll-ms N] [--demo] [--snapshot VIEW --size WxH]\n"
     "\n"
     "Follows a training job's msprobe and MindFormers output live and shows every rank.\n"
     "  DIR                the job folder (or monitor_output/, or one rank folder)\n"
     "  --db PATH          the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db)\n"
     "  --poll-ms N        poll every N ms instead of inotify\n"
+    "  --config PATH      the msprobe monitor config the job reads (the Config tab edits it; the job must run\n"
+    "                     with DYNAMIC_MONITOR=True to pick edits up while training)\n"
     "  --demo             run the built-in simulator live (8 ranks, a loss spike at step 20, a NaN on rank 3 at\n"
     "                     step 35, msprobe alert rules) and open on it\n"
     "  --demo-step-ms MS  the demo's pace (default 500 ms per step)\n"
@@ -64,7 +67,7 @@ extern "C" void on_quit_signal(int) {
 }
 
 struct Options {
-    std::string dir, db, snapshot, monitor_config;
+    std::string dir, db, snapshot, monitor_config, config_path;
     int width = 120, height = 40, poll_ms = 0, demo_step_ms = 500;
     bool demo = false;
 };
@@ -102,7 +105,7 @@ int run_snapshot(const Options& o) {
         std::fprintf(stderr, "msmon-tui: %s\n", e.what());
         return 1;
     }
-    App app(std::move(reader));
+    App app(std::move(reader), o.config_path);
     if (!app.select_view(o.snapshot)) return usage_error("no view named '" + o.snapshot + "'");
     app.status().source = o.dir;
     app.status().watch = "snapshot";
@@ -182,7 +185,7 @@ int run_live(const Options& o) {
         if (engine_thread.joinable()) engine_thread.join();
         return 1;
     }
-    App app(std::move(reader));
+    App app(std::move(reader), o.config_path);
     app.status().source = o.dir;
     {
         Terminal term;
@@ -229,11 +232,13 @@ int run_live(const Options& o) {
                     0, std::chrono::duration_cast<std::chrono::milliseconds>(last_frame + frame - Clock::now()).count()));
             // Idle: wake every 2 s only to age "data Ns ago" (a redraw from the cached model, no store read);
             // another msmon writing the store: look for its new data every second.
-            const int idle_ms = session ? 2000 : 1000;
+            // The Config tab watches its file (the trainer's write-back): re-read it every second.
+            const bool watch_files = app.visible_view_watches_files();
+            const int idle_ms = session && !watch_files ? 2000 : 1000;
             if (timeout < 0) timeout = idle_ms;
             pollfd fds[2] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}};
             const int ready = ::poll(fds, 2, timeout);
-            if (ready == 0 && timeout == idle_ms) (session ? redraw : reload) = true;
+            if (ready == 0 && timeout == idle_ms) (session && !watch_files ? redraw : reload) = true;
             if (fds[1].revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);
@@ -280,6 +285,10 @@ int main(int argc, char** argv) {
             const char* v = value("--db");
             if (!v) return usage_error("--db needs a PATH");
             o.db = v;
+        } else if (a == "--config") {
+            const char* v = value("--config");
+            if (!v) return usage_error("--config needs a PATH");
+            o.config_path = v;
         } else if (a == "--poll-ms") {
             const char* v = value("--poll-ms");
             auto n = v ? parse_int(v) : std::nullopt;
@@ -316,6 +325,15 @@ int main(int argc, char** argv) {
         if (o.db.empty()) o.db = demo_dir + "/store.db";
         std::filesystem::create_directories(o.dir);
         o.monitor_config = kDemoMonitorConfig;
+        // The demo's monitor config, as a job would have it on disk: the Config tab edits it.
+        if (o.config_path.empty()) {
+            o.config_path = demo_dir + "/monitor_config.json";
+            std::string werr;
+            auto doc = nlohmann::ordered_json::parse(kDemoMonitorConfig);
+            doc["dynamic_on"] = false;
+            doc["collect_times"] = 100;
+            write_monitor_config(o.config_path, doc, werr);
+        }
         sim = std::thread([&] {
             SimOptions s;
             s.outdir = o.dir;

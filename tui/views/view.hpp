@@ -33,6 +33,10 @@ public:
     virtual bool set_filter(const std::optional<std::string>& /*regex*/) { return false; }
     // A `:` command this view understands ("rule AnomalyNan", "steps 10-20"); false if not its own.
     virtual bool command(const std::string& /*verb*/, const std::string& /*arg*/, std::string& /*error*/) { return false; }
+    // A view in a modal state (typing a value, confirming a save) takes every key first; false: not now.
+    virtual bool capture_key(int /*key*/, Reaction& /*reaction*/) { return false; }
+    // The view shows a file that changes without new data (the monitor config): collect() it every second.
+    virtual bool watches_files() const { return false; }
 };
 
 // A tab whose view is not built yet says so, plainly.

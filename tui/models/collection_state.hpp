@@ -1,0 +1,29 @@
+// What msprobe's dynamic collection is doing, derived from the data it wrote and the config on disk:
+// "collecting since step 41, collected 3 of 5", "waiting for the trainer's next step", "finished at step 45?".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace msmon::tui {
+
+struct CollectionState {
+    enum class Phase { no_data, waiting, collecting, finished, idle } phase = Phase::no_data;
+    std::int64_t since_step = -1, last_step = -1;
+    std::int64_t collected = 0;
+    std::int64_t of = -1;  // collect_times from the config; -1: msprobe's default (1e8)
+    std::string text;      // one line for the form
+};
+
+// `steps_desc`: the latest collected steps, newest first (Reader::collected_steps). `steps_at_save`: the newest
+// collected step when this editor last saved dynamic_on true (steps after it belong to the new collection).
+// `write_back_at`: when the trainer turned dynamic_on false on disk ("14:02:11"), if it did since the editor
+// read the file. Runs of steps are spaced as the data is (the newest gap), which is step_interval in practice.
+CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc, const nlohmann::ordered_json& config,
+                                    std::optional<std::int64_t> steps_at_save, const std::optional<std::string>& write_back_at);
+
+}  // namespace msmon::tui

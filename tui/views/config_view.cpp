@@ -1,0 +1,332 @@
+// Config view: the form, its prompts, the review-before-save and the conflict choice.
+#include "tui/views/config_view.hpp"
+
+#include <algorithm>
+
+namespace msmon::tui {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+void append_utf8(std::string& s, int cp) {
+    const auto c = static_cast<char32_t>(cp);
+    if (c < 0x80) {
+        s.push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+        s.push_back(static_cast<char>(0xC0 | (c >> 6)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+        s.push_back(static_cast<char>(0xE0 | (c >> 12)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+        s.push_back(static_cast<char>(0xF0 | (c >> 18)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+}
+
+void pop_utf8(std::string& s) {
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+    if (!s.empty()) s.pop_back();
+}
+
+bool is_bool_row(const ConfigRow& r) {
+    return (r.field && std::string(r.field->type) == "bool") || r.value.is_boolean();
+}
+
+const Style kTitle{Color::accent, Color::none, kBold};
+const Style kFaint{Color::dim, Color::none, kPlain};
+const Style kWarn{Color::warn, Color::none, kBold};
+const Style kBad{Color::bad, Color::none, kBold};
+const Style kGood{Color::good, Color::none, kPlain};
+
+}  // namespace
+
+ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move(editor)) {
+    auto move = [this](long delta) {
+        const long n = static_cast<long>(rows().size());
+        if (n == 0) return Reaction::none;
+        selected_ = static_cast<std::size_t>(std::clamp(static_cast<long>(selected_) + delta, 0L, n - 1));
+        return Reaction::redraw;
+    };
+    auto with_editor = [this](auto fn) {
+        return [this, fn] {
+            if (!editor_ || !editor_->loaded()) return Reaction::none;
+            return fn();
+        };
+    };
+    keys_ = {
+        {{kKeyDown, 'j'}, "j/Down", "next field", [move] { return move(1); }},
+        {{kKeyUp, 'k'}, "k/Up", "previous field", [move] { return move(-1); }},
+        {{' '}, "Space", "toggle a true/false field", with_editor([this] {
+             const auto r = rows();
+             if (selected_ < r.size() && is_bool_row(r[selected_])) editor_->toggle(r[selected_].key);
+             return Reaction::redraw;
+         })},
+        {{kKeyEnter}, "Enter", "edit the value as JSON (true/false fields toggle)", with_editor([this] { return begin_edit(); })},
+        {{'c'}, "c", "start a collection: dynamic_on true + collect_times N (the count restarts)", with_editor([this] {
+             mode_ = Mode::collect_times;
+             const json* ct = find_path(editor_->edited(), {"collect_times"});
+             input_ = ct && ct->is_number_integer() && ct->get<long long>() > 0 ? ct->dump() : "5";
+             return Reaction::redraw;
+         })},
+        {{'x'}, "x", "stop a running collection early (dynamic_on true + collect_times 0: one more step)",
+         with_editor([this] {
+             editor_->stop_collection();
+             mode_ = Mode::review;
+             return Reaction::redraw;
+         })},
+        {{'s'}, "s", "review the changes against the file, then save (atomic)", with_editor([this] {
+             mode_ = Mode::review;
+             return Reaction::redraw;
+         })},
+        {{'u'}, "u", "undo every unsaved change", with_editor([this] {
+             editor_->discard_edits();
+             message_ = "unsaved changes undone";
+             return Reaction::redraw;
+         })},
+        {{'D'}, "D", "remove the key from the file (msprobe's default applies)", with_editor([this] {
+             const auto r = rows();
+             if (selected_ < r.size()) editor_->remove(r[selected_].key);
+             return Reaction::redraw;
+         })},
+        {{'r'}, "r", "re-read the file (drops unsaved changes)", [this] {
+             if (!editor_) return Reaction::none;
+             editor_->reload();
+             message_ = editor_->loaded() ? "re-read from disk" : "";
+             return Reaction::redraw;
+         }},
+        {{'m'}, "m", "after the file changed under your edits: keep yours, on top of the new file", with_editor([this] {
+             editor_->keep_mine();
+             return Reaction::redraw;
+         })},
+        {{'t'}, "t", "after the file changed under your edits: take the file's version", with_editor([this] {
+             editor_->take_theirs();
+             return Reaction::redraw;
+         })},
+        {{kKeyHome, 'g'}, "g/Home", "first field", [move] { return move(-1000000); }},
+        {{kKeyEnd, 'G'}, "G/End", "last field", [move] { return move(1000000); }},
+    };
+}
+
+void ConfigView::collect(Reader& reader) {
+    if (!editor_) return;
+    editor_->poll();
+    steps_ = reader.collected_steps(4096);
+    state_ = describe_collection(steps_, editor_->edited(), steps_at_save_,
+                                 editor_->saw_write_back() ? std::optional<std::string>(clock_text(editor_->write_back_time()))
+                                                           : std::nullopt);
+}
+
+Reaction ConfigView::begin_edit() {
+    const auto r = rows();
+    if (selected_ >= r.size()) return Reaction::none;
+    if (is_bool_row(r[selected_])) {
+        editor_->toggle(r[selected_].key);
+        return Reaction::redraw;
+    }
+    mode_ = Mode::edit;
+    input_key_ = r[selected_].key;
+    input_ = r[selected_].value.is_string() ? r[selected_].value.get<std::string>() : r[selected_].value.dump();
+    return Reaction::redraw;
+}
+
+Reaction ConfigView::finish_input() {
+    if (mode_ == Mode::collect_times) {
+        char* end = nullptr;
+        const long long n = std::strtoll(input_.c_str(), &end, 10);
+        if (input_.empty() || *end != '\0' || n < 0) {
+            message_ = "collect_times takes a number >= 0";
+            return Reaction::redraw;
+        }
+        editor_->start_collection(n);
+        mode_ = Mode::review;
+        return Reaction::redraw;
+    }
+    std::string error;
+    if (!editor_->set(input_key_, input_, error)) {
+        message_ = error;
+        return Reaction::redraw;
+    }
+    mode_ = Mode::form;
+    message_.clear();
+    return Reaction::redraw;
+}
+
+Reaction ConfigView::save() {
+    const std::int64_t newest = steps_.empty() ? -1 : steps_.front();
+    const SaveReport report = editor_->save();
+    mode_ = Mode::form;
+    message_.clear();
+    if (report.in_effect && editor_->edited().value("dynamic_on", json(false)) == json(true)) steps_at_save_ = newest;
+    return Reaction::reload;
+}
+
+bool ConfigView::capture_key(int key, Reaction& reaction) {
+    if (!editor_ || mode_ == Mode::form) return false;
+    reaction = Reaction::redraw;
+    if (mode_ == Mode::review) {
+        const bool aborts = editor_->pending_aborts_training();
+        if (key == kKeyEscape || key == 'n') {
+            mode_ = Mode::form;
+        } else if ((key == 'y' || key == kKeyEnter) && !aborts) {
+            reaction = save();
+        } else if (key == 'Y' && aborts) {
+            reaction = save();
+        }
+        return true;
+    }
+    if (key == kKeyEscape) {
+        mode_ = Mode::form;
+        message_.clear();
+    } else if (key == kKeyEnter) {
+        reaction = finish_input();
+    } else if (key == kKeyBackspace) {
+        pop_utf8(input_);
+    } else if (key >= 32 && key < 0x110000 && key != 127) {
+        append_utf8(input_, key);
+    }
+    return true;
+}
+
+void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs&) {
+    if (!editor_) {
+        buf.text(x + 2, y + 1, "No monitor config: start msmon-tui with --config PATH (the JSON file msprobe's TrainerMon reads).",
+                 kFaint, width - 4);
+        buf.text(x + 2, y + 2, "The job must run with DYNAMIC_MONITOR=True for edits to take effect while it trains.", kFaint, width - 4);
+        return;
+    }
+    int row = y;
+    buf.text(x, row, "monitor config ", kTitle, width);
+    buf.text(x + 15, row++, editor_->path() + "   (takes effect while training only with DYNAMIC_MONITOR=True)", {}, width - 15);
+    if (!editor_->loaded()) {
+        buf.text(x, row++, "cannot read it: " + editor_->load_error(), kBad, width);
+        return;
+    }
+    const Style state_style = state_.phase == CollectionState::Phase::collecting ? kGood
+                              : state_.phase == CollectionState::Phase::waiting   ? kWarn
+                              : state_.phase == CollectionState::Phase::finished  ? kWarn
+                                                                                  : kFaint;
+    buf.text(x, row++, state_.text, state_style, width);
+    const ConfigCheck check = editor_->check();
+    if (!check.ok())
+        buf.text(x, row++, "REJECTED by msprobe (cannot be saved): " + check.errors.front(), kBad, width);
+    else if (!check.warnings.empty())
+        buf.text(x, row++, "warning: " + check.warnings.front() +
+                               (check.warnings.size() > 1 ? " (+" + std::to_string(check.warnings.size() - 1) + " more)" : ""),
+                 kWarn, width);
+    else
+        buf.text(x, row++, "msprobe accepts this version", kGood, width);
+    const std::string notice = !message_.empty() ? message_ : editor_->notice();
+    const bool alarming = notice.find("NOT") != std::string::npos || notice.find("changed") != std::string::npos ||
+                          notice.find("racing") != std::string::npos;
+    buf.text(x, row++, notice, alarming ? kWarn : kFaint, width);
+    char head[160];
+    std::snprintf(head, sizeof head, "  %-22s %-28s %-6s %s", "field", "value", "type", "what");
+    buf.text(x, row++, head, kFaint, width);
+
+    const auto r = rows();
+    const int footer = 1;
+    const int visible = std::max(1, y + height - row - footer);
+    selected_ = std::min(selected_, r.empty() ? 0 : r.size() - 1);
+    if (selected_ < top_) top_ = selected_;
+    if (selected_ >= top_ + static_cast<std::size_t>(visible)) top_ = selected_ - static_cast<std::size_t>(visible) + 1;
+    for (int i = 0; i < visible && top_ + static_cast<std::size_t>(i) < r.size(); ++i) {
+        const std::size_t k = top_ + static_cast<std::size_t>(i);
+        const ConfigRow& f = r[k];
+        const bool sel = k == selected_;
+        const std::string value = f.present ? f.value.dump() : "(default " + f.value.dump() + ")";
+        char line[512];
+        std::snprintf(line, sizeof line, "%c%c%-22s ", sel ? '>' : ' ', f.changed ? '*' : ' ', f.key.c_str());
+        Style base = sel ? Style{Color::none, Color::none, kReverse} : Style{};
+        if (sel) buf.fill(x, row + i, width, 1, U' ', base);
+        int col = buf.text(x, row + i, line, f.changed ? Style{Color::warn, Color::none, static_cast<std::uint8_t>(base.attr | kBold)} : base, width);
+        Style vstyle = base;
+        if (!f.present) vstyle.fg = Color::dim;
+        col += buf.text(x + col, row + i, value, vstyle, 28);
+        col = std::max(col, 2 + 23 + 28);
+        col += buf.text(x + col, row + i, std::string(" ") + (f.field ? f.field->type : "kept"), Style{Color::dim, Color::none, base.attr}, 7);
+        col = std::max(col, 2 + 23 + 28 + 7);
+        std::string what = f.field ? f.field->help : "not an msprobe key: kept as it is";
+        Style wstyle{Color::dim, Color::none, base.attr};
+        if (f.field && f.field->aborts_training) wstyle = Style{Color::bad, Color::none, base.attr};
+        buf.text(x + col + 1, row + i, what, wstyle, width - col - 1);
+    }
+    const int bottom = y + height - 1;
+    const auto pending = editor_->pending();
+    if (mode_ == Mode::edit) {
+        buf.text(x, bottom, input_key_ + " = " + input_ + "_   (JSON; Enter sets, Esc cancels)", kTitle, width);
+    } else if (mode_ == Mode::collect_times) {
+        buf.text(x, bottom, "collect_times for the new collection: " + input_ + "_   (Enter: review and save, Esc cancels)",
+                 kTitle, width);
+    } else if (!pending.empty()) {
+        buf.text(x, bottom, std::to_string(pending.size()) + " unsaved change" + (pending.size() > 1 ? "s" : "") +
+                                " — s review and save, u undo", kWarn, width);
+    } else {
+        buf.text(x, bottom, "no unsaved changes", kFaint, width);
+    }
+    if (editor_->conflict()) draw_conflict(buf, x, y, width, height);
+    else if (mode_ == Mode::review) draw_review(buf, x, y, width, height);
+}
+
+void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int height) {
+    std::vector<std::pair<std::string, Style>> lines;
+    const auto pending = editor_->pending_lines();
+    lines.push_back({"Save these changes to " + editor_->path() + "?", kTitle});
+    if (pending.empty()) lines.push_back({"  nothing changed", kFaint});
+    for (const auto& l : pending) lines.push_back({"  " + l, {}});
+    lines.push_back({"", {}});
+    const json& doc = editor_->edited();
+    const ConfigCheck check = editor_->check();
+    for (const auto& e : check.errors) lines.push_back({"REJECTED by msprobe: " + e + " — fix it first", kBad});
+    for (const auto& w : check.warnings) lines.push_back({"warning: " + w, kWarn});
+    if (doc.value("dynamic_on", json(false)) == json(true)) {
+        if (doc.value("collect_times", json(-1)) == json(0))
+            lines.push_back({"Stops the running collection: msprobe ignores dynamic_on false while collecting, so this writes "
+                             "dynamic_on true with collect_times 0 — one more step is collected, then msprobe writes "
+                             "dynamic_on false back.",
+                             kWarn});
+        else
+            lines.push_back({"dynamic_on true: the trainer reloads at its next step and (re)starts collecting — the count "
+                             "restarts from 0, and anomaly.json is emptied when alert.dump is on.",
+                             {}});
+    }
+    lines.push_back({"The job must run with DYNAMIC_MONITOR=True; otherwise it read this file once at start.", kFaint});
+    const bool aborts = editor_->pending_aborts_training();
+    if (aborts)
+        lines.push_back({"print_struct / cc_distribution.cc_log_only ABORT TRAINING after the first step. Press Y "
+                         "(capital) to save anyway, Esc to cancel.",
+                         kBad});
+    else if (check.ok())
+        lines.push_back({"y/Enter save (atomic rename; msmon re-saves if a trainer write-back races it)   Esc cancel", kTitle});
+    else
+        lines.push_back({"Esc back to the form", kTitle});
+    const int w = std::min(width - 4, 110), h = std::min(height - 2, static_cast<int>(lines.size()) + 2);
+    const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
+    buf.fill(x0, y0, w, h, U' ', {});
+    for (int i = 0; i + 2 < h + 0 && i < static_cast<int>(lines.size()); ++i)
+        buf.text(x0 + 2, y0 + 1 + i, lines[static_cast<std::size_t>(i)].first, lines[static_cast<std::size_t>(i)].second, w - 4);
+}
+
+void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height) {
+    const ConfigConflict& c = *editor_->conflict();
+    std::vector<std::pair<std::string, Style>> lines;
+    lines.push_back({editor_->notice(), kWarn});
+    lines.push_back({"On disk now (theirs):", kTitle});
+    for (const auto& l : c.their_changes) lines.push_back({"  " + l, {}});
+    if (c.their_changes.empty()) lines.push_back({"  same content, new mtime", kFaint});
+    lines.push_back({"Your unsaved edits (yours):", kTitle});
+    for (const auto& l : c.my_changes) lines.push_back({"  " + l, {}});
+    lines.push_back({"", {}});
+    lines.push_back({"m keep yours on top of the new file (then s to save)   t take theirs and drop yours", kTitle});
+    const int w = std::min(width - 4, 110), h = std::min(height - 2, static_cast<int>(lines.size()) + 2);
+    const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
+    buf.fill(x0, y0, w, h, U' ', {});
+    for (int i = 0; i + 2 < h && i < static_cast<int>(lines.size()); ++i)
+        buf.text(x0 + 2, y0 + 1 + i, lines[static_cast<std::size_t>(i)].first, lines[static_cast<std::size_t>(i)].second, w - 4);
+}
+
+}  // namespace msmon::tui

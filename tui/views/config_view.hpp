@@ -1,0 +1,44 @@
+// Config: msprobe's monitor config as a form — toggle booleans, edit numbers, lists and targets, start or stop a
+// dynamic collection — with msprobe's validation on every change, a diff before saving, the collection's state from
+// the data, and both versions shown when the file changes under unsaved edits.
+#pragma once
+
+#include <memory>
+
+#include "core/config/config_editor.hpp"
+#include "tui/models/collection_state.hpp"
+#include "tui/views/view.hpp"
+
+namespace msmon::tui {
+
+class ConfigView final : public View {
+public:
+    // `editor` may be null: msmon-tui was started without --config.
+    explicit ConfigView(std::unique_ptr<ConfigEditor> editor);
+    const char* title() const override { return "Config"; }
+    const KeyTable& keys() const override { return keys_; }
+    void collect(Reader& reader) override;
+    void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
+    bool capture_key(int key, Reaction& reaction) override;
+    bool watches_files() const override { return editor_ != nullptr; }
+
+private:
+    enum class Mode { form, edit, collect_times, review };
+    std::vector<ConfigRow> rows() const { return editor_ ? editor_->rows() : std::vector<ConfigRow>{}; }
+    Reaction begin_edit();
+    Reaction finish_input();
+    Reaction save();
+    void draw_review(ScreenBuffer& buf, int x, int y, int width, int height);
+    void draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height);
+
+    std::unique_ptr<ConfigEditor> editor_;
+    KeyTable keys_;
+    Mode mode_ = Mode::form;
+    std::string input_, input_key_, message_;
+    std::size_t selected_ = 0, top_ = 0;
+    std::vector<std::int64_t> steps_;
+    std::optional<std::int64_t> steps_at_save_;
+    CollectionState state_;
+};
+
+}  // namespace msmon::tui
