@@ -42,6 +42,8 @@ CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc,
         s.phase = CollectionState::Phase::collecting;
         s.text = "collecting since step " + std::to_string(s.since_step) + ": collected " + std::to_string(s.collected) +
                  " of " + of + ", latest step " + std::to_string(s.last_step);
+        if (s.of >= 0 && s.collected > std::max<std::int64_t>(s.of, 1))
+            s.text += " — more than collect_times: is the job in static mode (no DYNAMIC_MONITOR=True)?";
     } else if (n > 0) {
         const std::string run = "steps " + std::to_string(s.since_step) + "-" + std::to_string(s.last_step) + ", " +
                                 std::to_string(s.collected) + " collected";

@@ -33,6 +33,40 @@ void pop_utf8(std::string& s) {
     if (!s.empty()) s.pop_back();
 }
 
+// Splits `text` into lines of at most `width` columns at spaces (the overlays' long explanations).
+std::vector<std::string> wrap(const std::string& text, int width) {
+    std::vector<std::string> out;
+    std::string line;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t sp = text.find(' ', i);
+        const std::string word = text.substr(i, sp == std::string::npos ? std::string::npos : sp - i);
+        if (!line.empty() && static_cast<int>(line.size() + 1 + word.size()) > width) {
+            out.push_back(line);
+            line = "  ";
+        }
+        line += (line.empty() || line == "  " ? "" : " ") + word;
+        if (sp == std::string::npos) break;
+        i = sp + 1;
+    }
+    if (!line.empty() || out.empty()) out.push_back(line);
+    return out;
+}
+
+void draw_box(ScreenBuffer& buf, int x, int y, int width, int height,
+              const std::vector<std::pair<std::string, Style>>& lines) {
+    const int w = std::min(width - 4, 110);
+    std::vector<std::pair<std::string, Style>> wrapped;
+    for (const auto& [text, style] : lines)
+        for (auto& l : wrap(text, w - 4)) wrapped.push_back({std::move(l), style});
+    const int h = std::min(height - 2, static_cast<int>(wrapped.size()) + 2);
+    const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
+    buf.fill(x0, y0, w, h, U' ', {});
+    for (int i = 0; i + 2 < h && i < static_cast<int>(wrapped.size()); ++i)
+        buf.text(x0 + 2, y0 + 1 + i, wrapped[static_cast<std::size_t>(i)].first, wrapped[static_cast<std::size_t>(i)].second,
+                 w - 4);
+}
+
 bool is_bool_row(const ConfigRow& r) {
     return (r.field && std::string(r.field->type) == "bool") || r.value.is_boolean();
 }
@@ -116,7 +150,7 @@ void ConfigView::collect(Reader& reader) {
     if (!editor_) return;
     editor_->poll();
     steps_ = reader.collected_steps(4096);
-    state_ = describe_collection(steps_, editor_->edited(), steps_at_save_,
+    state_ = describe_collection(steps_, editor_->on_disk(), steps_at_save_,
                                  editor_->saw_write_back() ? std::optional<std::string>(clock_text(editor_->write_back_time()))
                                                            : std::nullopt);
 }
@@ -304,11 +338,7 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
         lines.push_back({"y/Enter save (atomic rename; msmon re-saves if a trainer write-back races it)   Esc cancel", kTitle});
     else
         lines.push_back({"Esc back to the form", kTitle});
-    const int w = std::min(width - 4, 110), h = std::min(height - 2, static_cast<int>(lines.size()) + 2);
-    const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
-    buf.fill(x0, y0, w, h, U' ', {});
-    for (int i = 0; i + 2 < h + 0 && i < static_cast<int>(lines.size()); ++i)
-        buf.text(x0 + 2, y0 + 1 + i, lines[static_cast<std::size_t>(i)].first, lines[static_cast<std::size_t>(i)].second, w - 4);
+    draw_box(buf, x, y, width, height, lines);
 }
 
 void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height) {
@@ -322,11 +352,7 @@ void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int h
     for (const auto& l : c.my_changes) lines.push_back({"  " + l, {}});
     lines.push_back({"", {}});
     lines.push_back({"m keep yours on top of the new file (then s to save)   t take theirs and drop yours", kTitle});
-    const int w = std::min(width - 4, 110), h = std::min(height - 2, static_cast<int>(lines.size()) + 2);
-    const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
-    buf.fill(x0, y0, w, h, U' ', {});
-    for (int i = 0; i + 2 < h && i < static_cast<int>(lines.size()); ++i)
-        buf.text(x0 + 2, y0 + 1 + i, lines[static_cast<std::size_t>(i)].first, lines[static_cast<std::size_t>(i)].second, w - 4);
+    draw_box(buf, x, y, width, height, lines);
 }
 
 }  // namespace msmon::tui
