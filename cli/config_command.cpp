@@ -35,6 +35,8 @@ const CommandSpec kConfigSpec{
         {"--collect-times", "N", "with enable: how many collections (resets the count)"},
         {"--yes", "", "write even though the change aborts training (print_struct, cc_log_only)"},
         {"--json", "", "print the config and the validation (show), or what was written (other actions), as JSON"},
+        {"--step-ms", "MS", "the job's step time: after saving over a running collection, msmon watches one step for "
+                            "the collection's final write-back, which would swallow the change (default: unknown)"},
         {"--settle-ms", "MS", "after a write, watch this long for a racing trainer write-back (default 300; keep it "
                               "under one training step)"},
     },
@@ -175,6 +177,11 @@ int run_config_command(int argc, char** argv) {
     };
     SaveTiming timing;
     if (settle_ms) timing.settle_ms = static_cast<int>(*settle_ms);
+    if (auto v = args->value("--step-ms")) {
+        const auto step_ms = parse_int(*v);
+        if (!step_ms || *step_ms < 0 || *step_ms > 3600000) return usage_error("--step-ms takes 0..3600000");
+        timing.step_ms = static_cast<int>(*step_ms);
+    }
     const SaveReport report = guarded_save(path, patch, veto, timing);
     if (args->has("--json")) {
         json out;

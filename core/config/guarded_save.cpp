@@ -113,8 +113,11 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
         report.saved = doc;
         // Settle: is our file still the file, untouched, and was the replaced one left alone?
         const auto written_at = Clock::now();
+        const json* was_on = find_path(read.doc, {"dynamic_on"});
+        const bool collection_may_run = was_on && was_on->is_boolean() && was_on->get<bool>();
+        const int settle_ms = std::max(timing.settle_ms, collection_may_run && timing.step_ms > 0 ? timing.step_ms + 20 : 0);
         bool external = false, old_touched = false;
-        while (std::chrono::duration<double, std::milli>(Clock::now() - written_at).count() < timing.settle_ms) {
+        while (std::chrono::duration<double, std::milli>(Clock::now() - written_at).count() < settle_ms) {
             sleep_ms(timing.poll_ms);
             if (!(stamp_of(path) == ours)) {
                 external = true;

@@ -27,6 +27,12 @@ struct SaveTiming {
     int settle_ms = 300;     // how long we watch for a racing write-back after each write (keep it under one step)
     int max_wait_ms = 5000;  // give up waiting for quiet after this long (and write anyway)
     int max_reapply = 3;
+    // The job's step time, when known. A collection that ends in the step during which we save rewrites the file
+    // (dynamic_on false) at the end of that step from OUR content and records its own mtime — so it never reloads
+    // our change. That write-back comes less than one step after the save, while a collection we start cannot end
+    // sooner than one step after it: when the replaced file had dynamic_on true (a collection may be running), the
+    // settle window stretches to one step, and a write-back inside it counts as a race.
+    int step_ms = 0;
     int poll_ms = 5;
 };
 

@@ -33,7 +33,9 @@ using namespace std::chrono_literals;
 constexpr int kRanks = 4;
 constexpr int kStepMs = 400;
 constexpr int kSlowRank = 3;
-constexpr int kSlowPauseMs = 250;  // the slow rank's gap between reading the file and rewriting it
+// Phase 2's slow rank: its gap between reading the file and rewriting it is wide enough for the test to land an edit
+// in it on purpose, and well inside msmon's 300 ms settle window (msprobe's own gap is milliseconds).
+constexpr int kSlowPauseMs = 150;
 
 const char* kStartConfig = R"({
   "targets": {},
@@ -93,6 +95,8 @@ EditorResult editor(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {program("msmon"), "config"};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.push_back("--json");
+    argv.push_back("--step-ms");  // what a user who knows the job's pace passes: see SaveTiming::step_ms
+    argv.push_back(std::to_string(kStepMs));
     const auto r = run(argv);
     EditorResult e;
     e.exit_code = r.exit_code;
@@ -115,7 +119,7 @@ public:
             procs_.push_back(std::make_unique<Background>(
                 std::vector<std::string>{program("msmon_test_trainer"), config, logs_.back(), tmp / "counters",
                                          std::to_string(r), std::to_string(kStepMs), "100000",
-                                         std::to_string(r == kSlowRank ? kSlowPauseMs : 0)},
+                                         r == kSlowRank ? tmp / "slow_rank_pause_ms" : ""},
                 tmp.path()));
         }
     }
@@ -214,6 +218,7 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
     }
     // Phase 2: only the slow rank collects; an edit lands while it sits between reading the file and rewriting it
     // (the lost-update race of §5.4). msmon must notice the rewrite and save the change again.
+    write_file(tmp / "slow_rank_pause_ms", std::to_string(kSlowPauseMs));
     auto only_slow = editor({"set", cfg, "module_ranks=[" + std::to_string(kSlowRank) + "]"});
     ASSERT_EQ(only_slow.exit_code, 0);
     int forced = 0;
@@ -228,7 +233,10 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
             return n;
         };
         const int before = finishes_before();
-        ASSERT_GE(wait_until([&] { return finishes_before() > before; }, std::chrono::milliseconds(kStepMs * 6)).count(), 0);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStepMs * 6);
+        while (finishes_before() == before && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        ASSERT_GT(finishes_before(), before) << "the slow rank never finished its collection";
         auto r = editor({"set", cfg, "my_key=" + std::to_string(++my_key)});
         ++sets;
         check_set(r, my_key);

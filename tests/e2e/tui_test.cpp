@@ -96,7 +96,7 @@ TEST_F(Tui, tabs_filter_and_chart_zoom) {
     t->send_keys("Enter");
     EXPECT_FALSE(t->wait_for("filter /embedding/", milliseconds(3000)).empty()) << t->capture();
     t->send_keys("5", true);
-    EXPECT_FALSE(t->wait_for("not built yet", milliseconds(3000)).empty()) << t->capture();
+    EXPECT_FALSE(t->wait_for("No monitor config: start msmon-tui with --config PATH", milliseconds(3000)).empty()) << t->capture();
 }
 
 TEST_F(Tui, resize_to_80x24_and_back_redraws_without_overflow) {

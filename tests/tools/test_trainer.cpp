@@ -8,9 +8,10 @@
 // It logs one line per event to LOG. Every invalid read records whether some rank's write-back overlapped it,
 // through two counters shared by all ranks (COUNTERS, a 16-byte file): writes started / writes finished.
 //
-// usage: msmon_test_trainer CONFIG LOG COUNTERS RANK STEP_MS STEPS [WRITEBACK_PAUSE_MS]
-//   WRITEBACK_PAUSE_MS: this rank sleeps that long between reading the file and rewriting it (a slow rank), which
-//   opens the lost-update window of §5.4 wide enough for a test to hit it on purpose.
+// usage: msmon_test_trainer CONFIG LOG COUNTERS RANK STEP_MS STEPS [PAUSE_FILE]
+//   PAUSE_FILE: when it exists and holds a number, this rank sleeps that many ms between reading the file and
+//   rewriting it (a slow rank), which opens the lost-update window of §5.4 wide enough for a test to hit it on
+//   purpose. msprobe's own gap is a few milliseconds.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -89,7 +90,7 @@ bool is_int(const json& v) { return v.is_number_integer() || v.is_number_unsigne
 
 int main(int argc, char** argv) {
     if (argc < 7) {
-        std::fprintf(stderr, "usage: msmon_test_trainer CONFIG LOG COUNTERS RANK STEP_MS STEPS [WRITEBACK_PAUSE_MS]\n");
+        std::fprintf(stderr, "usage: msmon_test_trainer CONFIG LOG COUNTERS RANK STEP_MS STEPS [PAUSE_FILE]\n");
         return 2;
     }
     char resolved[PATH_MAX];
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
     const int rank = std::atoi(argv[4]);
     const int step_ms = std::atoi(argv[5]);
     const long long steps = std::atoll(argv[6]);
-    const int pause_ms = argc > 7 ? std::atoi(argv[7]) : 0;
+    const std::string pause_file = argc > 7 ? argv[7] : "";
 
     double config_timestamp = 0;
     bool monitoring = false, in_module_ranks = true;
@@ -129,7 +130,9 @@ int main(int argc, char** argv) {
                     ok = false;
                 }
             if (ok && config.is_object()) {
-                if (pause_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+                std::string pause;
+                if (!pause_file.empty() && load_text(pause_file, pause) && std::atoi(pause.c_str()) > 0)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(pause.c_str())));
                 config["dynamic_on"] = false;
                 save_text(path, config.dump(2));  // indent 2, no trailing newline
                 struct stat st {};
