@@ -1,4 +1,4 @@
-// msmon: the headless engine — ingest, query, simulate (anomalies, health, config, export to come).
+// msmon: the headless engine — ingest, query, anomalies, health, config, export, simulate.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,9 +17,8 @@ constexpr const char* kUsage =
     "  anomalies (DIR|--db) msprobe's anomaly dumps and msmon's own detections, ranked\n"
     "  health (DIR|--db)  checkpoint health, latest healthy checkpoint, data skips and stops\n"
     "  config ACTION CONFIG  show or change msprobe's monitor config safely (enable, stop, disable, set)\n"
-    "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
-    "\n"
-    "not built yet: export (see the project's issues)\n";
+    "  export (DIR|--db) --trend-db OUTDIR  write msprobe's monitor_data.trend.db (as data2db does)\n"
+    "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n";
 
 }  // namespace
 
@@ -37,12 +36,9 @@ int main(int argc, char** argv) {
         if (cmd == "anomalies") return msmon::run_anomalies_command(argc, argv);
         if (cmd == "health") return msmon::run_health_command(argc, argv);
         if (cmd == "config") return msmon::run_config_command(argc, argv);
+        if (cmd == "export") return msmon::run_export_command(argc, argv);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon %s: %s\n", cmd.c_str(), e.what());
-        return msmon::kExitFailure;
-    }
-    if (cmd == "export") {
-        std::fprintf(stderr, "msmon %s: not built yet in this version\n", cmd.c_str());
         return msmon::kExitFailure;
     }
     std::fprintf(stderr, "msmon: unknown command '%s'\n%s", cmd.c_str(), kUsage);
