@@ -150,6 +150,11 @@ void ConfigView::collect(Reader& reader) {
     if (!editor_) return;
     editor_->poll();
     steps_ = reader.collected_steps(4096);
+    // The slowest rank's latest step time: a save over a running collection watches that long (SaveTiming::step_ms).
+    step_ms_ = 0;
+    for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1}))
+        if (!rs.points.empty() && rs.points.back().value > step_ms_ && rs.points.back().value < 3600000)
+            step_ms_ = static_cast<int>(rs.points.back().value);
     state_ = describe_collection(steps_, editor_->on_disk(), steps_at_save_,
                                  editor_->saw_write_back() ? std::optional<std::string>(clock_text(editor_->write_back_time()))
                                                            : std::nullopt);
@@ -192,7 +197,11 @@ Reaction ConfigView::finish_input() {
 
 Reaction ConfigView::save() {
     const std::int64_t newest = steps_.empty() ? -1 : steps_.front();
-    const SaveReport report = editor_->save();
+    // The save blocks the UI while it watches: at most 3 s. A longer step's swallowing write-back still shows up on
+    // the next poll, as "the file changed … dynamic_on: true → false".
+    SaveTiming timing;
+    timing.step_ms = std::min(step_ms_, 3000);
+    const SaveReport report = editor_->save(timing);
     mode_ = Mode::form;
     message_.clear();
     if (report.in_effect && editor_->edited().value("dynamic_on", json(false)) == json(true)) steps_at_save_ = newest;
@@ -329,6 +338,11 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
                              {}});
     }
     lines.push_back({"The job must run with DYNAMIC_MONITOR=True; otherwise it read this file once at start.", kFaint});
+    if (step_ms_ > 0)
+        lines.push_back({"After saving over a running collection msmon watches one step (" + std::to_string(std::min(step_ms_, 3000)) +
+                             " ms, from the logs) for its final write-back, which would swallow this change, and saves again "
+                             "if it comes.",
+                         kFaint});
     const bool aborts = editor_->pending_aborts_training();
     if (aborts)
         lines.push_back({"print_struct / cc_distribution.cc_log_only ABORT TRAINING after the first step. Press Y "

@@ -38,6 +38,7 @@ private:
     std::size_t selected_ = 0, top_ = 0;
     std::vector<std::int64_t> steps_;
     std::optional<std::int64_t> steps_at_save_;
+    int step_ms_ = 0;  // the job's step time from MindFormers' logs (per_step_time), 0 if unknown
     CollectionState state_;
 };
 
