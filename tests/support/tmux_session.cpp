@@ -57,6 +57,8 @@ void TmuxSession::resize(int width, int height) {
     tmux("resize-window -t 0 -x " + std::to_string(width) + " -y " + std::to_string(height));
 }
 
+void TmuxSession::record_output(const std::string& path) { tmux("pipe-pane -o -t 0 " + shell_quote("cat >> " + shell_quote(path))); }
+
 std::string TmuxSession::capture() const { return tmux("capture-pane -p -t 0"); }
 
 bool TmuxSession::alive() const { return tmux("display-message -p -t 0 '#{pane_dead}'").find('0') != std::string::npos; }

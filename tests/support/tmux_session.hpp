@@ -22,6 +22,8 @@ public:
     // Waits until the screen contains `text`; returns the screen, or "" on timeout.
     std::string wait_for(const std::string& text, std::chrono::milliseconds timeout) const;
     bool alive() const;
+    // Appends every byte the program writes to the terminal to `path` (tmux pipe-pane), from now on.
+    void record_output(const std::string& path);
 
 private:
     std::string tmux(const std::string& args) const;
