@@ -1,0 +1,74 @@
+// msmon never writes into what it monitors: every command and the TUI run over a job folder (msprobe output,
+// MindFormers logs, health file) and the folder is unchanged afterwards — same entries, sizes, modes, mtimes and
+// bytes; no file added. Its store, log and exports live elsewhere.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> tree_state(const std::string& root) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+        struct stat st {};
+        ::lstat(e.path().c_str(), &st);
+        std::string state = std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " +
+                            std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+        if (S_ISREG(st.st_mode)) state += " " + std::to_string(std::hash<std::string>{}(read_file(e.path())));
+        out[e.path().string()] = state;
+    }
+    return out;
+}
+
+TEST(ReadOnly, no_command_and_not_the_tui_changes_anything_in_the_job_folder) {
+    TempDir tmp;
+    const std::string job = tmp / "job";
+    ASSERT_EQ(run({program("msmon"), "simulate", job, "--ranks", "2", "--steps", "12", "--logs", "--health", "--faults",
+                   "nan@5:r1"})
+                  .exit_code,
+              0);
+    const auto before = tree_state(job);
+    ASSERT_GT(before.size(), 20u);
+    const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", tmp / "state"}, {"XDG_CACHE_HOME", tmp / "cache"}};
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"ingest", job}, {"query", job, "--op", "norm"}, {"anomalies", job}, {"health", job},
+          {"export", job, "--trend-db", tmp / "export"}, {"ingest", job, "--db", tmp / "other.db"}}) {
+        std::vector<std::string> argv = {program("msmon")};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run(argv, env);
+        EXPECT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+    }
+    for (const char* view : {"overview", "chart", "anomalies", "health", "config"})
+        EXPECT_EQ(run({program("msmon-tui"), job, "--snapshot", view}, env).exit_code, 0) << view;
+    if (TmuxSession::available()) {
+        TmuxSession t(program("msmon-tui") + " " + job, 120, 40,
+                      {{"XDG_STATE_HOME", tmp / "state"}, {"XDG_CACHE_HOME", tmp / "cache"}, {"TERM", "xterm-256color"}});
+        EXPECT_FALSE(t.wait_for("Overview", std::chrono::milliseconds(8000)).empty());
+        for (const char* key : {"2", "3", "4", "5", "1"}) {
+            t.send_keys(key, true);
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        t.send_keys("q", true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    const auto after = tree_state(job);
+    EXPECT_EQ(after.size(), before.size()) << "entries were added to or removed from the job folder";
+    for (const auto& [path, state] : before) {
+        const auto it = after.find(path);
+        ASSERT_NE(it, after.end()) << path << " disappeared";
+        EXPECT_EQ(it->second, state) << path << " changed";
+    }
+    for (const auto& [path, state] : after) EXPECT_TRUE(before.count(path)) << path << " was created";
+}
+
+}  // namespace
+}  // namespace msmon::test
