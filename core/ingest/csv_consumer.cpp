@@ -45,7 +45,7 @@ void CsvConsumer::handle_header(TrackedFile& file, std::string_view record, std:
         issue(file, line, "unusable header: bad quoting", record, batch, result);
         return;
     }
-    auto schema = parse_csv_header(fields_, error_);
+    auto schema = shared_csv_header(record, fields_, error_);
     if (!schema) {
         file.header_rejected = true;
         issue(file, line, "unusable header: " + error_, record, batch, result);

@@ -261,7 +261,7 @@ struct IngestEngine::Impl {
                 std::vector<std::string_view> fields;
                 std::string scratch, error;
                 if (split_csv_fields(p.header, fields, scratch)) {
-                    f.schema = parse_csv_header(fields, error);
+                    f.schema = shared_csv_header(p.header, fields, error);
                     if (f.schema) f.layout_id = keys->layout_id(f.schema->layout, batch);
                 }
                 f.header_rejected = !f.schema;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -32,7 +33,7 @@ struct TrackedFile {
     int rank = 0;  // logs and JSON documents: the rank from the path
     CsvRole role = CsvRole::data;
     bool v2 = false;                  // monitor_v2 file: kinds come from (slug, scope)
-    std::optional<CsvSchema> schema;  // from the header record
+    std::shared_ptr<const CsvSchema> schema;  // from the header record, shared by files with the same header
     std::int64_t layout_id = 0;
     bool header_rejected = false;     // header unusable: rows are counted as malformed
     bool dirty = false;               // queued for reading

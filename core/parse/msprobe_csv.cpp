@@ -1,6 +1,9 @@
 // msprobe statistics CSVs: header → schema, record → typed row; exact numbers via from_chars.
 #include "core/parse/msprobe_csv.hpp"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -98,6 +101,19 @@ bool parse_csv_row(const CsvSchema& schema, const std::vector<std::string_view>&
         }
     }
     return true;
+}
+
+std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text, const std::vector<std::string_view>& header,
+                                                   std::string& error) {
+    static std::mutex mu;
+    static std::unordered_map<std::string, std::shared_ptr<const CsvSchema>> known;
+    std::lock_guard lock(mu);
+    if (const auto it = known.find(std::string(header_text)); it != known.end()) return it->second;
+    auto schema = parse_csv_header(header, error);
+    if (!schema) return nullptr;
+    auto shared = std::make_shared<const CsvSchema>(std::move(*schema));
+    if (known.size() < 4096) known.emplace(std::string(header_text), shared);  // bounded: headers are few
+    return shared;
 }
 
 }  // namespace msmon

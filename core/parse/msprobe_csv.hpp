@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,11 @@ struct CsvSchema {
 
 // Builds the schema from the header's fields, or explains why the header is unusable.
 std::optional<CsvSchema> parse_csv_header(const std::vector<std::string_view>& header, std::string& error);
+
+// The same, shared: files with the same header text share one immutable schema (200,000 files of a large job
+// have a handful of distinct headers). Null when the header is unusable.
+std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text, const std::vector<std::string_view>& header,
+                                                   std::string& error);
 
 // One data row, as views into the record (valid until the next record).
 struct CsvRow {
