@@ -35,6 +35,24 @@ Layout parse_layout(const std::string& ops) {
     return l;
 }
 
+// One read transaction around a Reader call: its statements share one snapshot, and the WAL read lock is taken once
+// instead of once per statement (a per-tensor loop otherwise pays two fcntl locks per seek). Nested: no-op.
+class ReadTransaction {
+public:
+    explicit ReadTransaction(Connection& conn) : conn_(conn), owns_(sqlite3_get_autocommit(conn.raw()) != 0) {
+        if (owns_) conn_.exec("BEGIN");
+    }
+    ~ReadTransaction() {
+        if (owns_) sqlite3_exec(conn_.raw(), "COMMIT", nullptr, nullptr, nullptr);
+    }
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+private:
+    Connection& conn_;
+    bool owns_;
+};
+
 class SqliteReader final : public Reader {
 public:
     explicit SqliteReader(const std::string& path) : conn_(path, Connection::Mode::read_only) {
@@ -48,6 +66,7 @@ public:
     }
 
     void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) override {
+        ReadTransaction snapshot(conn_);
         load_dictionaries();
         std::optional<std::regex> name_re;
         if (filter.name_regex) name_re.emplace(*filter.name_regex, std::regex::ECMAScript | std::regex::optimize);
@@ -101,6 +120,7 @@ public:
     }
 
     StoreSummary summary() override {
+        ReadTransaction snapshot(conn_);
         load_dictionaries();
         StoreSummary s;
         auto scalar = [&](const char* sql) {
@@ -133,15 +153,24 @@ public:
     }
 
     std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
+        ReadTransaction snapshot(conn_);
         std::vector<AnomalyRecord> out;
-        Statement q(conn_,
-                    "SELECT source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, message, "
-                    "tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE (?1 IS NULL OR "
-                    "source = ?1) AND (?2 IS NULL OR rank = ?2) AND step BETWEEN ?3 AND ?4 ORDER BY id");
+        // Without a step filter no step bound at all: a full-range bound makes SQLite walk anomaly_by_step, look
+        // every row up by id and sort them back into id order, where a plain scan is already in id order.
+        Statement q(conn_, filter.steps
+                               ? "SELECT source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, "
+                                 "message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE "
+                                 "(?1 IS NULL OR source = ?1) AND (?2 IS NULL OR rank = ?2) AND step BETWEEN ?3 AND ?4 "
+                                 "ORDER BY id"
+                               : "SELECT source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, "
+                                 "message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE "
+                                 "(?1 IS NULL OR source = ?1) AND (?2 IS NULL OR rank = ?2) ORDER BY id");
         if (filter.source) q.bind(1, std::string_view(*filter.source));
         if (filter.rank) q.bind(2, *filter.rank);
-        q.bind(3, filter.steps ? filter.steps->min() : std::numeric_limits<std::int64_t>::min());
-        q.bind(4, filter.steps ? filter.steps->max() : std::numeric_limits<std::int64_t>::max());
+        if (filter.steps) {
+            q.bind(3, filter.steps->min());
+            q.bind(4, filter.steps->max());
+        }
         while (q.step()) {
             AnomalyRecord a;
             a.step = q.int64(3);
@@ -213,6 +242,7 @@ public:
     }
 
     ModuleInfo module_info(int rank, const std::string& tensor_name) override {
+        ReadTransaction snapshot(conn_);
         ModuleInfo info;
         Statement st(conn_, "SELECT json FROM module_struct WHERE rank = ? AND module = ?");
         Statement sk(conn_,
@@ -253,6 +283,7 @@ public:
     }
 
     StoreCatalog catalog() override {
+        ReadTransaction snapshot(conn_);
         load_dictionaries();
         StoreCatalog c;
         Statement kinds(conn_, "SELECT kind, layout_id FROM tensor GROUP BY kind, layout_id ORDER BY kind");
@@ -268,7 +299,10 @@ public:
         }
         Statement ranks(conn_, "SELECT DISTINCT rank FROM run ORDER BY rank");
         while (ranks.step()) c.ranks.push_back(static_cast<int>(ranks.int64(0)));
-        Statement lo(conn_, "SELECT min(step), max(step) FROM sample");
+        // Two primary-key seeks per tensor instead of a scan of every sample row.
+        Statement lo(conn_,
+                     "SELECT min((SELECT min(step) FROM sample WHERE tensor_id = t.id)), max((SELECT max(step) FROM "
+                     "sample WHERE tensor_id = t.id)) FROM tensor t");
         if (lo.step() && !lo.is_null(0)) {
             c.min_step = lo.int64(0);
             c.max_step = lo.int64(1);
@@ -277,6 +311,7 @@ public:
     }
 
     std::vector<std::int64_t> collected_steps(std::size_t limit) override {
+        ReadTransaction snapshot(conn_);
         // One tensor per (run, msprobe kind) stands for its file: every tensor of a CSV gets the same steps.
         std::map<std::pair<std::int64_t, std::string>, std::int64_t> first;
         Statement tensors(conn_, "SELECT id, run_id, kind FROM tensor ORDER BY id");
@@ -297,6 +332,7 @@ public:
     }
 
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
+        ReadTransaction snapshot(conn_);
         load_dictionaries();
         std::optional<std::regex> name_re;
         if (req.name_regex) name_re.emplace(*req.name_regex, std::regex::ECMAScript | std::regex::optimize);
