@@ -7,6 +7,7 @@ packages=(
   libsqlite3-dev sqlite3 libncurses-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tmux python3
+  clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer (libclang_rt.fuzzer) and the sanitizers
 )
 
 missing=()

@@ -2,6 +2,8 @@
 // is reported as incomplete so the caller retries instead of counting an error.
 #include "core/parse/json_documents.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -12,6 +14,9 @@ namespace msmon {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// libstdc++'s std::regex recurses once per character: longer text is not handed to a regex.
+constexpr std::size_t kMaxRegexText = 8192;
 
 ParseOutcome parse_json(std::string_view text, json& doc, std::string& error) {
     std::string_view t = text;
@@ -24,7 +29,42 @@ ParseOutcome parse_json(std::string_view text, json& doc, std::string& error) {
         error = e.what();
         // Ran out of input: the writer has not finished (these files are truncated, then written).
         return e.byte >= t.size() ? ParseOutcome::incomplete : ParseOutcome::invalid;
+    } catch (const json::exception& e) {
+        error = e.what();  // out_of_range.406, a number too large for a double (found by fuzzing)
+        return ParseOutcome::invalid;
     }
+}
+
+// Like json::value(key, fallback) for an integer field, but a field of another type or out of range gives the
+// fallback: value() throws type_error on a string and converts an out-of-range float with UB (found by fuzzing).
+template <typename Int>
+Int int_field(const json& e, const char* key, Int fallback) {
+    const auto it = e.find(key);
+    if (it == e.end()) return fallback;
+    if (it->is_boolean()) return static_cast<Int>(it->get<bool>());
+    if (it->is_number_unsigned()) {
+        const auto v = it->get<std::uint64_t>();
+        return v <= static_cast<std::uint64_t>(std::numeric_limits<Int>::max()) ? static_cast<Int>(v) : fallback;
+    }
+    if (it->is_number_integer()) {
+        const auto v = it->get<std::int64_t>();
+        return v >= std::numeric_limits<Int>::min() && v <= std::numeric_limits<Int>::max() ? static_cast<Int>(v)
+                                                                                            : fallback;
+    }
+    if (it->is_number_float()) {
+        const double v = it->get<double>();  // truncated, as value() does; NaN fails both comparisons
+        return v > static_cast<double>(std::numeric_limits<Int>::min()) - 1.0 &&
+                       v < static_cast<double>(std::numeric_limits<Int>::max()) + 1.0
+                   ? static_cast<Int>(v)
+                   : fallback;
+    }
+    return fallback;
+}
+
+// A string field, or "" when it is missing or not a string.
+std::string string_field(const json& e, const char* key) {
+    const auto it = e.find(key);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 std::string task_kind(std::string_view task) {
@@ -39,7 +79,8 @@ std::optional<MsprobeMessage> parse_msprobe_message(std::string_view message) {
     static const std::regex re(
         R"(Rule (AnomalyTurbulence|AnomalyNan) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (-?\d+), current value (\S+), history mean (\S+)\.)");
     std::cmatch m;
-    if (!std::regex_search(message.begin(), message.end(), m, re)) return std::nullopt;
+    // std::regex recurses per character: a long message overflows the stack (found by fuzzing).
+    if (message.size() > kMaxRegexText || !std::regex_search(message.begin(), message.end(), m, re)) return std::nullopt;
     MsprobeMessage out;
     out.rule = m[1].str();
     out.tag = m[2].str();
@@ -90,14 +131,14 @@ ParseOutcome parse_anomaly_dump(std::string_view text, std::vector<AnomalyRecord
         AnomalyRecord a;
         a.source = "msprobe";
         a.key = it.key();
-        a.rank = e.value("rank", 0);
-        a.step = e.value("step", std::int64_t{0});
-        a.micro_step = e.value("micro_step", std::int64_t{0});
-        a.pp_stage = e.value("pp_stage", std::int64_t{0});
-        a.vpp = e.value("vpp_stage", std::int64_t{0});
-        a.call_id = e.value("call_id", std::int64_t{-1});
-        a.tag_name = e.value("tag_name", std::string());
-        a.message = e.value("message", std::string());
+        a.rank = int_field(e, "rank", 0);
+        a.step = int_field(e, "step", std::int64_t{0});
+        a.micro_step = int_field(e, "micro_step", std::int64_t{0});
+        a.pp_stage = int_field(e, "pp_stage", std::int64_t{0});
+        a.vpp = int_field(e, "vpp_stage", std::int64_t{0});
+        a.call_id = int_field(e, "call_id", std::int64_t{-1});
+        a.tag_name = string_field(e, "tag_name");
+        a.message = string_field(e, "message");
         if (auto mates = e.find("group_mates"); mates != e.end() && mates->is_array())
             for (const auto& m : *mates)
                 if (m.is_number_integer()) a.group_mates.push_back(m.get<int>());
@@ -123,7 +164,7 @@ ParseOutcome parse_anomaly_dump(std::string_view text, std::vector<AnomalyRecord
 std::optional<CheckpointName> parse_checkpoint_name(std::string_view name) {
     static const std::regex re(R"(^(.+)_rank_(\d+)(?:_(\d+))?-(\d+)_(\d+)\.(ckpt|safetensors)$)");
     std::cmatch m;
-    if (!std::regex_match(name.begin(), name.end(), m, re)) return std::nullopt;
+    if (name.size() > kMaxRegexText || !std::regex_match(name.begin(), name.end(), m, re)) return std::nullopt;
     CheckpointName c;
     c.prefix = m[1].str();
     c.rank = static_cast<int>(parse_int(m[2].str()).value_or(0));
@@ -148,8 +189,8 @@ ParseOutcome parse_health_checkpoints(std::string_view text, const std::string& 
         CheckpointRecord c;
         c.source_path = source_path;
         c.position = position++;
-        c.name = e.value("ckpt_name", std::string());
-        c.healthy = e.value("is_health", 1) == 0;  // 0 = healthy: the field is a "sick" flag
+        c.name = string_field(e, "ckpt_name");
+        c.healthy = int_field(e, "is_health", 1) == 0;  // 0 = healthy: the field is a "sick" flag
         if (auto n = parse_checkpoint_name(c.name)) {
             c.rank = n->rank;
             c.times = n->times;

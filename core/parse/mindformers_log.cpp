@@ -38,6 +38,18 @@ std::int64_t to_int(const std::csub_match& m) {
     return parse_int(std::string_view(&*m.first, static_cast<std::size_t>(m.length()))).value_or(0);
 }
 
+// libstdc++'s std::regex recurses once per character matched: a line of a few ten thousand bytes overflows the
+// stack. Longer text is not handed to a regex (found by fuzz/mindformers_log_fuzz).
+constexpr std::size_t kMaxRegexText = 8192;
+
+// (epoch - 1) * steps_per_epoch + step, or nullopt when it does not fit in 64 bits (found by fuzzing: UB).
+std::optional<std::int64_t> global_step_of(std::int64_t epoch, std::int64_t steps_per_epoch, std::int64_t step) {
+    std::int64_t g = 0;
+    if (__builtin_mul_overflow(epoch - 1, steps_per_epoch, &g) || __builtin_add_overflow(g, step, &g))
+        return std::nullopt;
+    return g;
+}
+
 }  // namespace
 
 std::optional<double> parse_log_number(std::string_view text) {
@@ -77,7 +89,7 @@ LogLineHead parse_log_head(std::string_view line) {
         // MindSpore: "[WARNING] ME(56203:2814...,MainProcess):2026-07-14-06:47:00.610.000 [file:line] text"
         static const std::regex ms(R"(^\[(DEBUG|INFO|WARNING|ERROR|CRITICAL|EXCEPTION)\] ([A-Z_]+)\((\d+)[,:]([0-9a-fA-F]+),([^)]*)\):(\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3}) \[([^\]]+)\] ?(.*)$)");
         std::cmatch m;
-        if (std::regex_match(line.begin(), line.end(), m, ms)) {
+        if (line.size() <= kMaxRegexText && std::regex_match(line.begin(), line.end(), m, ms)) {
             h.prefix = LogPrefix::mindspore;
             h.level = std::string_view(&*m[1].first, static_cast<std::size_t>(m[1].length()));
             h.time = std::string_view(&*m[6].first, static_cast<std::size_t>(m[6].length()));
@@ -114,7 +126,7 @@ LogLineHead parse_log_head(std::string_view line) {
 }
 
 std::optional<StepLine> parse_step_line(std::string_view message) {
-    if (message.substr(0, 2) != "{ ") return std::nullopt;
+    if (message.substr(0, 2) != "{ " || message.size() > kMaxRegexText) return std::nullopt;
     StepLine s;
     std::cmatch m;
     if (message.substr(0, 9) == "{ Epoch:[") {
@@ -125,7 +137,9 @@ std::optional<StepLine> parse_step_line(std::string_view message) {
         s.epochs = to_int(m[2]);
         s.step_in_epoch = to_int(m[3]);
         s.steps_per_epoch = to_int(m[4]);
-        s.global_step = (s.epoch - 1) * s.steps_per_epoch + s.step_in_epoch;
+        const auto global_step = global_step_of(s.epoch, s.steps_per_epoch, s.step_in_epoch);
+        if (!global_step) return std::nullopt;
+        s.global_step = *global_step;
         s.loss = m[5].matched ? opt_number(m[5]) : opt_number(m[6]);
         s.loss_epoch_mean = opt_number(m[7]);
         s.lm_loss = opt_number(m[8]);
@@ -177,14 +191,19 @@ std::optional<StepLine> parse_step_line(std::string_view message) {
 
 std::optional<TsmLine> parse_tsm_line(std::string_view message) {
     if (message.substr(0, 7) != "Epoch:[") return std::nullopt;
-    static const std::regex tsm(R"(^Epoch:\[ *(\d+)/ *(\d+)\], step:\[ *(\d+)/ *(\d+)\] (\S+): (.*)$)");
+    // Only the head goes through the regex: the value can be a long list (see kMaxRegexText). No ": " comes
+    // before the one after the tag, which holds no space.
+    const auto sep = message.find(": ");
+    if (sep == std::string_view::npos || sep + 2 > kMaxRegexText) return std::nullopt;
+    static const std::regex tsm(R"(^Epoch:\[ *(\d+)/ *(\d+)\], step:\[ *(\d+)/ *(\d+)\] (\S+): $)");
     std::cmatch m;
-    if (!std::regex_match(message.begin(), message.end(), m, tsm)) return std::nullopt;
+    if (!std::regex_match(message.begin(), message.begin() + sep + 2, m, tsm)) return std::nullopt;
     TsmLine t;
-    t.global_step = (to_int(m[1]) - 1) * to_int(m[4]) + to_int(m[3]);
+    const auto global_step = global_step_of(to_int(m[1]), to_int(m[4]), to_int(m[3]));
+    if (!global_step) return std::nullopt;
+    t.global_step = *global_step;
     t.tag = m[5].str();
-    std::string_view value(&*m[6].first, static_cast<std::size_t>(m[6].length()));
-    value = trim(value);
+    std::string_view value = trim(message.substr(sep + 2));
     if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
         std::string_view body = value.substr(1, value.size() - 2);
         while (!body.empty()) {
@@ -206,7 +225,7 @@ std::optional<TsmLine> parse_tsm_line(std::string_view message) {
 }
 
 std::optional<SkipLine> parse_skip_line(std::string_view message) {
-    if (message.substr(0, 17) != "opt_global_step: ") return std::nullopt;
+    if (message.substr(0, 17) != "opt_global_step: " || message.size() > kMaxRegexText) return std::nullopt;
     static const std::regex skip(R"(^opt_global_step: (-?\d+), skip_data_grad_norm_threshold: ([^,]+), is_skip: (.*)$)");
     std::cmatch m;
     if (!std::regex_match(message.begin(), message.end(), m, skip)) return std::nullopt;
@@ -219,7 +238,7 @@ std::optional<SkipLine> parse_skip_line(std::string_view message) {
 
 std::optional<SpikeLine> parse_spike_line(std::string_view message) {
     if (message.substr(0, 12) == "ValueError: ") message.remove_prefix(12);
-    if (message.substr(0, 20) != "Current global norm ") return std::nullopt;
+    if (message.substr(0, 20) != "Current global norm " || message.size() > kMaxRegexText) return std::nullopt;
     static const std::regex consec(
         R"(^Current global norm (.*) of step (\d+) has been (\d+) consecutive times greater than threshold: (.*)$)");
     static const std::regex stop(
@@ -256,8 +275,10 @@ bool is_exception_line(std::string_view line) {
     // "ValueError: ...", "RuntimeError: ...", "mindspore.common.exceptions.FooError: ...", "KeyboardInterrupt"
     std::size_t i = 0;
     while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.')) ++i;
-    if (i == 0 || !std::isupper(static_cast<unsigned char>(line[line.rfind('.', i - 1) == std::string_view::npos ? 0 : line.rfind('.', i - 1) + 1])))
-        return false;
+    // The last dotted component must start with a capital ("a." has an empty one: found by fuzzing, read past the end).
+    const std::size_t dot = i == 0 ? std::string_view::npos : line.rfind('.', i - 1);
+    const std::size_t last = dot == std::string_view::npos ? 0 : dot + 1;
+    if (i == 0 || last >= i || !std::isupper(static_cast<unsigned char>(line[last]))) return false;
     const std::string_view name = line.substr(0, i);
     const bool error_like = name.find("Error") != std::string_view::npos || name.find("Exception") != std::string_view::npos ||
                             name.find("Interrupt") != std::string_view::npos || name.find("Exit") != std::string_view::npos;
