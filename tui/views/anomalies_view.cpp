@@ -109,25 +109,30 @@ Reaction AnomaliesView::toggle(std::optional<T>& slot, const T& value) {
 }
 
 void AnomaliesView::set_list(std::vector<AnomalyRecord> list) {
+    const std::string key = selection_key();  // of the old list: new data may shift every index
     list_ = std::move(list);
-    rebuild();
+    rebuild_keeping(key);
 }
 
-void AnomaliesView::rebuild() {
+void AnomaliesView::rebuild() { rebuild_keeping(selection_key()); }
+
+std::string AnomaliesView::selection_key() const {
+    const AnomalyRecord* a = selected();
+    return a ? a->source + '\x1f' + a->rule + '\x1f' + std::to_string(a->rank) + '\x1f' + a->tag_name + '\x1f' + a->op +
+                   '\x1f' + std::to_string(a->step)
+             : std::string();
+}
+
+void AnomaliesView::rebuild_keeping(const std::string& key) {
     // Keep the selected anomaly selected across re-sorts and new data.
-    const AnomalyRecord* before = selected();
-    const std::string key = before ? before->source + before->rule + std::to_string(before->rank) + before->tag_name +
-                                         before->op + std::to_string(before->step)
-                                   : std::string();
     rows_ = build_anomaly_rows(list_, options_);
+    const std::size_t previous = selected_;
     if (!key.empty())
         for (std::size_t i = 0; i < rows_.size(); ++i) {
-            const auto& a = list_[rows_[i].first];
-            if (a.source + a.rule + std::to_string(a.rank) + a.tag_name + a.op + std::to_string(a.step) == key) {
-                selected_ = i;
-                return;
-            }
+            selected_ = i;
+            if (selection_key() == key) return;
         }
+    selected_ = previous;  // gone: stay at the same position
     if (selected_ >= rows_.size()) selected_ = rows_.empty() ? 0 : rows_.size() - 1;
 }
 

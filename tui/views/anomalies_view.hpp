@@ -33,6 +33,8 @@ private:
     template <typename T>
     Reaction toggle(std::optional<T>& slot, const T& value);
     const AnomalyRecord* selected() const;
+    std::string selection_key() const;
+    void rebuild_keeping(const std::string& key);
 
     SharedSelection& shared_;
     std::function<void()> open_chart_;
