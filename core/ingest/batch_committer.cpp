@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <string>
 
 namespace msmon {
 
@@ -39,6 +40,7 @@ void BatchCommitter::finish(bool abandon) {
 
 void BatchCommitter::loop() {
     auto delay = std::chrono::milliseconds(50);
+    long failed_attempts = 0;  // in a row, for the batch at the head of the queue
     while (true) {
         RecordBatch* batch = nullptr;
         {
@@ -51,7 +53,8 @@ void BatchCommitter::loop() {
             store_.commit(*batch);
         } catch (const std::exception& e) {
             counters_.commit_failures.fetch_add(1);
-            const std::string msg = std::string("store commit failed, will retry: ") + e.what();
+            ++failed_attempts;
+            const std::string msg = std::string("store commit failed, reading paused, will retry: ") + e.what();
             spdlog::error("{}", msg);
             if (on_notice_) on_notice_(msg);
             std::unique_lock lock(mu_);
@@ -61,6 +64,13 @@ void BatchCommitter::loop() {
             continue;
         }
         delay = std::chrono::milliseconds(50);
+        if (failed_attempts > 0) {
+            const std::string msg = "store commit works again after " + std::to_string(failed_attempts) +
+                                    " failed attempts: reading resumed, nothing was lost";
+            spdlog::info("{}", msg);
+            if (on_notice_) on_notice_(msg);
+            failed_attempts = 0;
+        }
         CommitInfo info;
         info.rows = batch->rows.size();
         info.values = batch->value_count();

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "core/detect/detector_set.hpp"
@@ -99,7 +100,10 @@ struct IngestEngine::Impl {
     std::unique_ptr<WholeFileReader> wholes;
     std::unique_ptr<DetectorSet> detectors;
     std::unique_ptr<BatchCommitter> committer;
+    static constexpr std::chrono::milliseconds kUnreadableRetry{2000};
     std::map<std::string, TrackedDir> dirs;
+    std::set<std::string> unreadable;  // tracked folders that cannot be listed or watched now
+    Clock::time_point last_unreadable_retry{};
     std::unordered_map<std::string, TrackedFile> files;
     std::deque<TrackedFile*> dirty;
     std::vector<TrackedFile*> in_batch;
@@ -154,12 +158,37 @@ struct IngestEngine::Impl {
         if (c.role == DirRole::mf_rank_log) td.mf_output = dirname_of(dirname_of(path));
         if (c.role == DirRole::mf_msrun) td.mf_output = dirname_of(path);
         dirs[path] = td;
+        if (watch_dir(path)) scan_dir(path);
+    }
+
+    // Starts watching a tracked folder. A folder that cannot be read (permission denied) is said once and
+    // looked at again every kUnreadableRetry until it can; the inotify watch limit switches to polling.
+    bool watch_dir(const std::string& path) {
         std::string error;
-        if (!watcher->add_dir(path, error)) {
-            if (std::string(watcher->mode()) == "inotify") switch_to_polling("cannot watch '" + path + "' (" + error + ")");
-            else notice("cannot watch '" + path + "': " + error);
+        switch (watcher->add_dir(path, error)) {
+            case ChangeWatcher::Add::ok:
+                if (unreadable.erase(path)) notice("folder '" + path + "' can be read again: reading it");
+                return true;
+            case ChangeWatcher::Add::limit_reached:
+                switch_to_polling("cannot watch '" + path + "' (" + error + ")");
+                return !unreadable.count(path);
+            case ChangeWatcher::Add::failed:
+                if (unreadable.insert(path).second)
+                    notice("cannot read folder '" + path + "' (" + error + "): its files are not read until it can be; "
+                           "trying again every " + std::to_string(kUnreadableRetry.count()) + " ms");
+                return false;
         }
-        scan_dir(path);
+        return false;
+    }
+
+    void retry_unreadable() {
+        if (unreadable.empty() || Clock::now() - last_unreadable_retry < kUnreadableRetry) return;
+        last_unreadable_retry = Clock::now();
+        const std::vector<std::string> again(unreadable.begin(), unreadable.end());
+        for (const auto& path : again)
+            if (dirs.count(path) && watch_dir(path)) scan_dir(path);
+        for (auto& [_, f] : files)
+            if (f.read_failed) mark_dirty(f);
     }
 
     void switch_to_polling(const std::string& why) {
@@ -168,9 +197,12 @@ struct IngestEngine::Impl {
         retired.push_back(std::move(watcher));  // stop() may still hold the old pointer
         watcher = make_poll_watcher(ms);
         watcher_ptr.store(watcher.get());
-        std::string ignored;
-        for (const auto& [path, _] : dirs) watcher->add_dir(path, ignored);
-        for (const auto& [path, _] : dirs) scan_dir(path);
+        for (const auto& [path, _] : dirs) {
+            std::string error;
+            if (watcher->add_dir(path, error) != ChangeWatcher::Add::ok) unreadable.insert(path);
+        }
+        for (const auto& [path, _] : dirs)
+            if (!unreadable.count(path)) scan_dir(path);
     }
 
     void scan_dir(const std::string& path) {
@@ -205,6 +237,10 @@ struct IngestEngine::Impl {
         const TrackedDir td = it->second;
         const std::string path = dir + "/" + name;
         if (entry_is_dir) {
+            if (unreadable.count(path)) {  // e.g. chmod: try it now rather than at the next retry
+                if (watch_dir(path)) scan_dir(path);
+                return;
+            }
             if (dirs.count(path)) return;
             if (auto c = classify_child_dir(td.role, name)) track_dir(path, *c, name == "output" ? path : td.mf_output);
             return;
@@ -321,8 +357,13 @@ struct IngestEngine::Impl {
                 note_in_batch(f);
             }
             if (r.status == TailStatus::error) {
-                notice("cannot read '" + f.progress.path + "': " + r.error);
+                if (!f.read_failed) notice("cannot read '" + f.progress.path + "': " + r.error + " (trying again)");
+                f.read_failed = true;
                 return;
+            }
+            if (f.read_failed) {
+                f.read_failed = false;
+                notice("'" + f.progress.path + "' can be read again");
             }
             if (r.status != TailStatus::data) return;
             note_in_batch(f);
@@ -381,6 +422,7 @@ struct IngestEngine::Impl {
                 if (c.removed) {
                     watcher->remove_dir(c.dir);
                     dirs.erase(c.dir);
+                    unreadable.erase(c.dir);
                     notice("folder '" + c.dir + "' was removed; its stored values are kept");
                 }
                 continue;
@@ -390,6 +432,7 @@ struct IngestEngine::Impl {
                 if (c.is_dir && dirs.count(path)) {
                     watcher->remove_dir(path);
                     dirs.erase(path);
+                    unreadable.erase(path);
                 }
                 continue;
             }
@@ -452,7 +495,10 @@ struct IngestEngine::Impl {
         while (!stopping.load()) {
             drain_dirty();
             if (!options.follow && dirty.empty() && !wholes->next_retry()) break;
-            if (options.follow) detectors->on_idle(Clock::now(), batch);
+            if (options.follow) {
+                detectors->on_idle(Clock::now(), batch);
+                retry_unreadable();
+            }
             flush();
             changes.clear();
             bool rescan = false;

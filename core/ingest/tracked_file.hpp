@@ -39,6 +39,7 @@ struct TrackedFile {
     bool dirty = false;               // queued for reading
     bool in_batch = false;            // progress advanced in the batch being built
     bool skipping_long_line = false;  // discarding an oversized line up to its newline
+    bool read_failed = false;         // the last read failed (e.g. permission denied): said once, retried
 };
 
 }  // namespace msmon

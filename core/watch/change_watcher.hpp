@@ -17,8 +17,10 @@ struct PathChange {
 class ChangeWatcher {
 public:
     virtual ~ChangeWatcher() = default;
-    // Starts watching a folder (not recursive). False when it cannot (e.g. inotify watch limit reached).
-    virtual bool add_dir(const std::string& dir, std::string& error) = 0;
+    // Starts watching a folder (not recursive). limit_reached: the inotify watch limit (fall back to polling);
+    // failed: this folder cannot be watched (e.g. permission denied), `error` says why.
+    enum class Add { ok, limit_reached, failed };
+    virtual Add add_dir(const std::string& dir, std::string& error) = 0;
     virtual void remove_dir(const std::string& dir) = 0;
     // Waits up to timeout_ms for changes, or until wake() is called. Sets `rescan` when events were lost
     // (inotify queue overflow) and everything must be looked at again.

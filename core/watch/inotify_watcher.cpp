@@ -22,16 +22,19 @@ public:
     explicit InotifyWatcher(int fd) : fd_(fd) {}
     ~InotifyWatcher() override { ::close(fd_); }
 
-    bool add_dir(const std::string& dir, std::string& error) override {
+    Add add_dir(const std::string& dir, std::string& error) override {
         int wd = ::inotify_add_watch(fd_, dir.c_str(), kDirMask);
         if (wd < 0) {
-            error = errno == ENOSPC ? "inotify watch limit reached (fs.inotify.max_user_watches)"
-                                    : std::string("inotify_add_watch: ") + std::strerror(errno);
-            return false;
+            if (errno == ENOSPC) {
+                error = "inotify watch limit reached (fs.inotify.max_user_watches)";
+                return Add::limit_reached;
+            }
+            error = std::strerror(errno);
+            return Add::failed;
         }
         dirs_[wd] = dir;
         wds_[dir] = wd;
-        return true;
+        return Add::ok;
     }
 
     void remove_dir(const std::string& dir) override {

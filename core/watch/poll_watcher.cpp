@@ -3,7 +3,9 @@
 #include <poll.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -24,10 +26,12 @@ struct EntryState {
 
 using DirSnapshot = std::unordered_map<std::string, EntryState>;
 
-DirSnapshot list_dir(const std::string& dir, bool& exists) {
+// `err`: 0, or the errno of opening the folder. ENOENT/ENOTDIR mean it is gone; anything else (a folder that
+// denies reading) means it is still there.
+DirSnapshot list_dir(const std::string& dir, int& err) {
     DirSnapshot snap;
     DIR* d = ::opendir(dir.c_str());
-    exists = d != nullptr;
+    err = d ? 0 : errno;
     if (!d) return snap;
     while (dirent* e = ::readdir(d)) {
         std::string name = e->d_name;
@@ -49,10 +53,15 @@ class PollWatcher final : public ChangeWatcher {
 public:
     explicit PollWatcher(int poll_ms) : poll_ms_(poll_ms > 0 ? poll_ms : 1000) {}
 
-    bool add_dir(const std::string& dir, std::string&) override {
-        bool exists = false;
-        dirs_[dir] = list_dir(dir, exists);
-        return true;
+    Add add_dir(const std::string& dir, std::string& error) override {
+        int err = 0;
+        DirSnapshot snap = list_dir(dir, err);
+        if (err != 0) {
+            error = std::strerror(err);
+            return Add::failed;
+        }
+        dirs_[dir] = std::move(snap);
+        return Add::ok;
     }
     void remove_dir(const std::string& dir) override { dirs_.erase(dir); }
 
@@ -82,13 +91,14 @@ private:
     void scan(std::vector<PathChange>& out) {
         std::vector<std::string> gone;
         for (auto& [dir, before] : dirs_) {
-            bool exists = false;
-            DirSnapshot now = list_dir(dir, exists);
-            if (!exists) {
+            int err = 0;
+            DirSnapshot now = list_dir(dir, err);
+            if (err == ENOENT || err == ENOTDIR) {
                 gone.push_back(dir);
                 out.push_back({dir, "", true, true});
                 continue;
             }
+            if (err != 0) continue;  // e.g. permission taken away: keep what we knew, look again next time
             for (const auto& [name, st] : now) {
                 auto it = before.find(name);
                 if (it == before.end() || !(it->second == st)) out.push_back({dir, name, st.is_dir, false});
