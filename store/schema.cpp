@@ -3,6 +3,8 @@
 // CSV row instead of one per value. NULL in an op slot inside the layout means NaN (SQLite stores NaN as NULL).
 #include "store/schema.hpp"
 
+#include "store/rank_step_blocks.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -139,7 +141,36 @@ CREATE TABLE whole_file(
 );
 CREATE TABLE setting(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql",
+    // 2 → 3: per-rank step aggregates for the Overview (store/rank_step_blocks.hpp); filled from the samples.
+    R"sql(
+CREATE TABLE rank_block(
+  kind TEXT NOT NULL,
+  op TEXT NOT NULL,
+  block INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY(kind, op, block, rank)
+) WITHOUT ROWID;
+)sql",
 };
+
+// A store written before rank_block existed: aggregate every stored row once.
+void backfill_rank_blocks(Connection& conn) {
+    RankStepBlockWriter blocks(conn);
+    Statement rows(conn, "SELECT tensor_id, step, layout_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample");
+    std::size_t n = 0;
+    SampleRow row;
+    while (rows.step()) {
+        row.tensor_id = rows.int64(0);
+        row.step = rows.int64(1);
+        row.layout_id = static_cast<std::int32_t>(rows.int64(2));
+        row.value_count = kValueColumns;
+        for (int k = 0; k < kValueColumns; ++k) row.values[k] = column_value(rows.raw(), 3 + k);
+        blocks.add(row);
+        if (++n % 1000000 == 0) blocks.flush();
+    }
+    blocks.flush();
+}
 
 }  // namespace
 
@@ -192,6 +223,7 @@ void migrate(Connection& conn) {
     for (int v = current; v < kSchemaVersion; ++v) {
         Transaction txn(conn);
         conn.exec(kMigrations[v]);
+        if (v == 2) backfill_rank_blocks(conn);
         conn.exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
         txn.commit();
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "store/rank_step_blocks.hpp"
 #include "store/schema.hpp"
 
 namespace msmon {
@@ -13,10 +14,11 @@ namespace {
 constexpr int kRowsPerInsert = 32;     // rows per multi-row INSERT: amortizes per-statement work
 constexpr int kParamsPerRow = 5 + kValueColumns;
 
-std::string sample_insert_sql(int rows) {
-    std::string sql =
-        "INSERT OR REPLACE INTO sample(tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, "
-        "v7) VALUES";
+// `replace`: INSERT OR REPLACE; else a plain INSERT that fails on a repeated (tensor, step), which is how the
+// writer learns that a stored value is being replaced (rank_block then rebuilds that step).
+std::string sample_insert_sql(int rows, bool replace = false) {
+    std::string sql = std::string(replace ? "INSERT OR REPLACE" : "INSERT") +
+                      " INTO sample(tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, v7) VALUES";
     for (int r = 0; r < rows; ++r) sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
     return sql;
 }
@@ -43,6 +45,7 @@ struct SqliteIngestStore::WriteStatements {
           layout(c, "INSERT INTO layout(id, ops) VALUES(?,?)"),
           text(c, "INSERT INTO text_value(id, text) VALUES(?,?)"),
           sample(c, sample_insert_sql(1).c_str()),
+          sample_replace(c, sample_insert_sql(1, true).c_str()),
           file(c,
                "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, "
                "context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"),
@@ -64,7 +67,7 @@ struct SqliteIngestStore::WriteStatements {
           setting(c, "INSERT OR REPLACE INTO setting(key, value) VALUES(?,?)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
-    Statement sample_many, run, tensor, layout, text, sample, file, event, anomaly, checkpoint_clear, checkpoint,
+    Statement sample_many, run, tensor, layout, text, sample, sample_replace, file, event, anomaly, checkpoint_clear, checkpoint,
         module_struct, detector, whole_file, setting, issue, stack;
 };
 
@@ -75,6 +78,7 @@ SqliteIngestStore::SqliteIngestStore(const std::string& path)
     migrate(write_conn_);
     configure_connection(read_conn_, false);
     stmts_ = std::make_unique<WriteStatements>(write_conn_);
+    blocks_ = std::make_unique<RankStepBlockWriter>(write_conn_);
 }
 
 SqliteIngestStore::~SqliteIngestStore() = default;
@@ -172,22 +176,39 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.tensor.run();
     }
     // The hot loop: rows go in kRowsPerInsert at a time, every parameter bound on every row (no clear_bindings).
-    // Rows keep their order inside a statement, so a repeated (tensor, step) still ends with the last write.
+    // A chunk holding a repeated (tensor, step) fails as a whole (the statement is undone) and goes in row by row:
+    // a repeat then replaces the stored row, last write wins, and its step's aggregates are rebuilt.
+    RankStepBlockWriter& blocks = *blocks_;
+    blocks.clear();
     auto step_reset = [&](sqlite3_stmt* st) {
         const int rc = sqlite3_step(st);
         sqlite3_reset(st);
+        return rc;
+    };
+    auto insert_one = [&](const SampleRow& row) {
+        bind_sample(s.sample.raw(), 1, row);
+        int rc = step_reset(s.sample.raw());
+        if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+            bind_sample(s.sample_replace.raw(), 1, row);
+            rc = step_reset(s.sample_replace.raw());
+            blocks.rebuild(row);
+        }
         if (rc != SQLITE_DONE) write_conn_.fail("insert sample", rc);
     };
     const std::size_t n = batch.rows.size();
     std::size_t i = 0;
     for (; i + kRowsPerInsert <= n; i += kRowsPerInsert) {
         for (int r = 0; r < kRowsPerInsert; ++r) bind_sample(s.sample_many.raw(), 1 + r * kParamsPerRow, batch.rows[i + static_cast<std::size_t>(r)]);
-        step_reset(s.sample_many.raw());
+        const int rc = step_reset(s.sample_many.raw());
+        if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+            for (int r = 0; r < kRowsPerInsert; ++r) insert_one(batch.rows[i + static_cast<std::size_t>(r)]);
+        } else if (rc != SQLITE_DONE) {
+            write_conn_.fail("insert sample", rc);
+        }
     }
-    for (; i < n; ++i) {
-        bind_sample(s.sample.raw(), 1, batch.rows[i]);
-        step_reset(s.sample.raw());
-    }
+    for (; i < n; ++i) insert_one(batch.rows[i]);
+    for (const auto& row : batch.rows) blocks.add(row);
+    blocks.flush();
     for (const auto& st : batch.stacks) {
         s.stack.bind(1, st.run_id);
         s.stack.bind(2, st.module);

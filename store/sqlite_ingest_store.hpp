@@ -9,6 +9,8 @@
 
 namespace msmon {
 
+class RankStepBlockWriter;
+
 class SqliteIngestStore final : public IngestStore {
 public:
     // Opens (creating and migrating if needed) the store at `path`.
@@ -25,6 +27,7 @@ private:
     Connection write_conn_;
     Connection read_conn_;  // used by the reading thread only
     std::unique_ptr<WriteStatements> stmts_;
+    std::unique_ptr<RankStepBlockWriter> blocks_;
 };
 
 }  // namespace msmon

@@ -1,12 +1,14 @@
 // Reader over SQLite: tensors are selected first (small), then each tensor's rows by one range scan.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <regex>
 #include <map>
 #include <unordered_map>
 
 #include "core/layout/monitor_layout.hpp"
+#include "store/rank_step_blocks.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_handle.hpp"
@@ -299,13 +301,32 @@ public:
         }
         Statement ranks(conn_, "SELECT DISTINCT rank FROM run ORDER BY rank");
         while (ranks.step()) c.ranks.push_back(static_cast<int>(ranks.int64(0)));
-        // Two primary-key seeks per tensor instead of a scan of every sample row.
-        Statement lo(conn_,
-                     "SELECT min((SELECT min(step) FROM sample WHERE tensor_id = t.id)), max((SELECT max(step) FROM "
-                     "sample WHERE tensor_id = t.id)) FROM tensor t");
-        if (lo.step() && !lo.is_null(0)) {
-            c.min_step = lo.int64(0);
-            c.max_step = lo.int64(1);
+        // The step range from rank_block: per (kind, op), its first and last block (primary-key seeks).
+        Statement pair(conn_, "SELECT kind, op FROM rank_block WHERE (kind, op) > (?, ?) ORDER BY kind, op LIMIT 1");
+        Statement edge(conn_,
+                       "SELECT data FROM rank_block WHERE kind = ?1 AND op = ?2 AND block = (SELECT min(block) FROM "
+                       "rank_block WHERE kind = ?1 AND op = ?2) UNION ALL SELECT data FROM rank_block WHERE kind = ?1 "
+                       "AND op = ?2 AND block = (SELECT max(block) FROM rank_block WHERE kind = ?1 AND op = ?2)");
+        std::string kind, op;
+        bool any = false;
+        while (true) {
+            pair.reset();
+            pair.bind(1, std::string_view(kind));
+            pair.bind(2, std::string_view(op));
+            if (!pair.step()) break;
+            kind = pair.text(0);
+            op = pair.text(1);
+            edge.reset();
+            edge.bind(1, std::string_view(kind));
+            edge.bind(2, std::string_view(op));
+            while (edge.step()) {
+                const auto entries = decode_block(sqlite3_column_blob(edge.raw(), 0),
+                                                  static_cast<std::size_t>(sqlite3_column_bytes(edge.raw(), 0)));
+                if (entries.empty()) continue;
+                c.min_step = any ? std::min(c.min_step, entries.front().step) : entries.front().step;
+                c.max_step = any ? std::max(c.max_step, entries.back().step) : entries.back().step;
+                any = true;
+            }
         }
         return c;
     }
@@ -333,6 +354,7 @@ public:
 
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
         ReadTransaction snapshot(conn_);
+        if (!req.name_regex) return rank_series_from_blocks(req);
         load_dictionaries();
         std::optional<std::regex> name_re;
         if (req.name_regex) name_re.emplace(*req.name_regex, std::regex::ECMAScript | std::regex::optimize);
@@ -408,6 +430,65 @@ public:
     }
 
 private:
+    // Every parameter of the kind: the writer's per-rank step aggregates answer without touching the samples.
+    std::vector<RankSeries> rank_series_from_blocks(const RankSeriesRequest& req) {
+        Statement last(conn_, "SELECT max(block) FROM rank_block WHERE kind = ? AND op = ?");
+        last.bind(1, std::string_view(req.kind));
+        last.bind(2, std::string_view(req.op));
+        if (!last.step() || last.is_null(0)) return {};
+        const std::int64_t last_block = last.int64(0);
+        std::int64_t lo_block = std::numeric_limits<std::int64_t>::min();
+        std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+        if (req.last_steps > 0) {
+            std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+            Statement top(conn_, "SELECT data FROM rank_block WHERE kind = ? AND op = ? AND block = ?");
+            top.bind(1, std::string_view(req.kind));
+            top.bind(2, std::string_view(req.op));
+            top.bind(3, last_block);
+            while (top.step()) {
+                const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(top.raw(), 0));
+                if (bytes >= kBlockEntryBytes) {
+                    std::int64_t step = 0;
+                    std::memcpy(&step, static_cast<const char*>(sqlite3_column_blob(top.raw(), 0)) + bytes - kBlockEntryBytes, 8);
+                    hi = std::max(hi, step);
+                }
+            }
+            if (hi == std::numeric_limits<std::int64_t>::min()) return {};
+            lo = hi - req.last_steps + 1;
+            lo_block = block_of(lo);
+        }
+        Statement q(conn_, "SELECT rank, data FROM rank_block WHERE kind = ? AND op = ? AND block >= ?");
+        q.bind(1, std::string_view(req.kind));
+        q.bind(2, std::string_view(req.op));
+        q.bind(3, lo_block);
+        // Rows come block by block, ranks ascending in each: appending keeps every rank's steps sorted.
+        std::map<int, RankSeries> by_rank;
+        RankSeries* current = nullptr;
+        while (q.step()) {
+            const int rank = static_cast<int>(q.int64(0));
+            if (!current || current->rank != rank) {
+                current = &by_rank[rank];
+                current->rank = rank;
+            }
+            const auto* data = static_cast<const char*>(sqlite3_column_blob(q.raw(), 1));
+            const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(q.raw(), 1));
+            for (std::size_t off = 0; off + kBlockEntryBytes <= bytes; off += kBlockEntryBytes) {
+                StepAggregate e;
+                std::memcpy(&e.step, data + off, 8);
+                if (e.step < lo) continue;
+                std::memcpy(&e.acc, data + off + 8, 8);
+                std::memcpy(&e.n, data + off + 16, 4);
+                std::memcpy(&e.nans, data + off + 20, 4);
+                current->points.push_back({e.step, aggregate_value(req.op, e)});
+            }
+        }
+        std::vector<RankSeries> out;
+        out.reserve(by_rank.size());
+        for (auto& [_, rs] : by_rank)
+            if (!rs.points.empty()) out.push_back(std::move(rs));
+        return out;
+    }
+
     void load_dictionaries() {
         Statement l(conn_, "SELECT id, ops FROM layout");
         while (l.step()) layouts_[l.int64(0)] = parse_layout(l.text(1));

@@ -1,0 +1,270 @@
+// rank_block maintenance: deltas per (kind, op, rank, step) in memory, merged block by block at commit.
+#include "store/rank_step_blocks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "store/schema.hpp"
+
+namespace msmon {
+
+AggregateRule aggregate_rule(std::string_view op) {
+    if (op == "norm") return AggregateRule::sum_of_squares;
+    if (op == "max") return AggregateRule::max;
+    if (op == "min") return AggregateRule::min;
+    return AggregateRule::sum;
+}
+
+void combine(AggregateRule rule, StepAggregate& into, const StepAggregate& more) {
+    if (more.n > 0) {
+        if (into.n == 0) into.acc = more.acc;
+        else if (rule == AggregateRule::max) into.acc = std::max(into.acc, more.acc);
+        else if (rule == AggregateRule::min) into.acc = std::min(into.acc, more.acc);
+        else into.acc += more.acc;
+    }
+    into.n += more.n;
+    into.nans += more.nans;
+}
+
+void add_value(AggregateRule rule, StepAggregate& a, double v) {
+    if (std::isnan(v)) {
+        ++a.nans;
+        return;
+    }
+    StepAggregate one{a.step, rule == AggregateRule::sum_of_squares ? v * v : v, 1, 0};
+    combine(rule, a, one);
+}
+
+double aggregate_value(std::string_view op, const StepAggregate& a) {
+    if (a.nans > 0 || a.n == 0) return std::numeric_limits<double>::quiet_NaN();
+    switch (aggregate_rule(op)) {
+        case AggregateRule::sum_of_squares: return std::sqrt(a.acc);
+        case AggregateRule::max:
+        case AggregateRule::min: return a.acc;
+        case AggregateRule::sum: return op == "nans" ? a.acc : a.acc / a.n;
+    }
+    return a.acc;
+}
+
+std::int64_t block_of(std::int64_t step) { return step >> kBlockShift; }  // arithmetic shift: floor for negatives
+
+std::vector<StepAggregate> decode_block(const void* data, std::size_t bytes) {
+    std::vector<StepAggregate> out(bytes / kBlockEntryBytes);
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (auto& e : out) {
+        std::memcpy(&e.step, p, 8);
+        std::memcpy(&e.acc, p + 8, 8);
+        std::memcpy(&e.n, p + 16, 4);
+        std::memcpy(&e.nans, p + 20, 4);
+        p += kBlockEntryBytes;
+    }
+    return out;
+}
+
+std::string encode_block(const std::vector<StepAggregate>& entries) {
+    std::string out(entries.size() * kBlockEntryBytes, '\0');
+    char* p = out.data();
+    for (const auto& e : entries) {
+        std::memcpy(p, &e.step, 8);
+        std::memcpy(p + 8, &e.acc, 8);
+        std::memcpy(p + 16, &e.n, 4);
+        std::memcpy(p + 20, &e.nans, 4);
+        p += kBlockEntryBytes;
+    }
+    return out;
+}
+
+std::size_t RankStepBlockWriter::KeyHash::operator()(const Key& k) const noexcept {
+    std::uint64_t h = static_cast<std::uint64_t>(k.step) * 0x9e3779b97f4a7c15ULL;
+    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.rank)) << 20) ^
+         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.kind)) << 8) ^ static_cast<std::uint32_t>(k.op);
+    return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+RankStepBlockWriter::RankStepBlockWriter(Connection& conn)
+    : conn_(conn),
+      read_(conn, "SELECT data FROM rank_block WHERE kind = ? AND op = ? AND block = ? AND rank = ?"),
+      write_(conn, "INSERT OR REPLACE INTO rank_block(kind, op, block, rank, data) VALUES(?,?,?,?,?)"),
+      erase_(conn, "DELETE FROM rank_block WHERE kind = ? AND op = ? AND block = ? AND rank = ?"),
+      rows_of_step_(conn,
+                    "SELECT s.layout_id, s.v0, s.v1, s.v2, s.v3, s.v4, s.v5, s.v6, s.v7 FROM tensor t JOIN run r ON "
+                    "r.id = t.run_id JOIN sample s ON s.tensor_id = t.id AND s.step = ?3 WHERE t.kind = ?1 AND "
+                    "r.rank = ?2"),
+      tensor_q_(conn, "SELECT t.kind, r.rank FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.id = ?"),
+      layout_q_(conn, "SELECT ops FROM layout WHERE id = ?") {}
+
+int RankStepBlockWriter::intern(std::vector<std::string>& names, std::unordered_map<std::string, int>& ids,
+                                const std::string& name) {
+    auto [it, fresh] = ids.try_emplace(name, static_cast<int>(names.size()));
+    if (fresh) {
+        names.push_back(name);
+        if (&names == &ops_) rules_.push_back(aggregate_rule(name));
+    }
+    return it->second;
+}
+
+const RankStepBlockWriter::TensorKey& RankStepBlockWriter::tensor(std::int64_t id) {
+    auto it = tensors_.find(id);
+    if (it != tensors_.end()) return it->second;
+    tensor_q_.reset();
+    tensor_q_.bind(1, id);
+    if (!tensor_q_.step()) throw SqliteError("rank_block: tensor " + std::to_string(id) + " is not stored", SQLITE_ERROR);
+    TensorKey k{intern(kinds_, kind_ids_, tensor_q_.text(0)), static_cast<int>(tensor_q_.int64(1))};
+    tensor_q_.reset();
+    return tensors_.emplace(id, k).first->second;
+}
+
+const std::vector<int>& RankStepBlockWriter::layout(std::int64_t id) {
+    auto it = layouts_.find(id);
+    if (it != layouts_.end()) return it->second;
+    layout_q_.reset();
+    layout_q_.bind(1, id);
+    if (!layout_q_.step()) throw SqliteError("rank_block: layout " + std::to_string(id) + " is not stored", SQLITE_ERROR);
+    const std::string ops = layout_q_.text(0);
+    layout_q_.reset();
+    std::vector<int> numeric;
+    for (std::size_t start = 0; start <= ops.size();) {
+        auto comma = ops.find(',', start);
+        const std::string op = ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (op != "shape" && op != "dtype") numeric.push_back(intern(ops_, op_ids_, op));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return layouts_.emplace(id, std::move(numeric)).first->second;
+}
+
+RankStepBlockWriter::Delta& RankStepBlockWriter::delta(int kind, int op, int rank, std::int64_t step) {
+    Delta& d = deltas_[Key{kind, op, rank, step}];
+    d.agg.step = step;
+    return d;
+}
+
+void RankStepBlockWriter::add(const SampleRow& row) {
+    const TensorKey& t = tensor(row.tensor_id);
+    const std::vector<int>& ops = layout(row.layout_id);
+    const Key step_key{t.kind, -1, t.rank, row.step};
+    if (!(step_key == last_)) {
+        last_ = step_key;
+        std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
+    }
+    if (last_ops_.size() < ops_.size()) last_ops_.resize(ops_.size(), nullptr);
+    const int count = std::min<int>(row.value_count, static_cast<int>(ops.size()));
+    for (int k = 0; k < count; ++k) {
+        const int op = ops[static_cast<std::size_t>(k)];
+        Delta*& d = last_ops_[static_cast<std::size_t>(op)];
+        if (!d) d = &delta(t.kind, op, t.rank, row.step);
+        add_value(rules_[static_cast<std::size_t>(op)], d->agg, row.values[k]);
+    }
+}
+
+void RankStepBlockWriter::rebuild(const SampleRow& row) {
+    const TensorKey& t = tensor(row.tensor_id);
+    rebuild_.push_back(Key{t.kind, -1, t.rank, row.step});
+}
+
+void RankStepBlockWriter::recompute(const Key& sk) {
+    // Drop what was collected for this step and take the sample table's word for it.
+    for (std::size_t op = 0; op < ops_.size(); ++op) deltas_.erase(Key{sk.kind, static_cast<int>(op), sk.rank, sk.step});
+    rows_of_step_.reset();
+    rows_of_step_.bind(1, std::string_view(kinds_[static_cast<std::size_t>(sk.kind)]));
+    rows_of_step_.bind(2, sk.rank);
+    rows_of_step_.bind(3, sk.step);
+    std::vector<std::int64_t> layout_ids;
+    std::vector<std::vector<double>> values;
+    while (rows_of_step_.step()) {
+        layout_ids.push_back(rows_of_step_.int64(0));
+        std::vector<double> v(kValueColumns);
+        for (int k = 0; k < kValueColumns; ++k) v[static_cast<std::size_t>(k)] = column_value(rows_of_step_.raw(), 1 + k);
+        values.push_back(std::move(v));
+    }
+    rows_of_step_.reset();
+    for (std::size_t i = 0; i < layout_ids.size(); ++i) {
+        const std::vector<int>& ops = layout(layout_ids[i]);
+        for (std::size_t k = 0; k < ops.size() && k < static_cast<std::size_t>(kValueColumns); ++k) {
+            Delta& d = delta(sk.kind, ops[k], sk.rank, sk.step);
+            d.replace = true;
+            add_value(rules_[static_cast<std::size_t>(ops[k])], d.agg, values[i][k]);
+        }
+    }
+    // An op no row has any more still replaces (with nothing, which removes the step): mark every op known.
+    for (std::size_t op = 0; op < ops_.size(); ++op) {
+        Delta& d = delta(sk.kind, static_cast<int>(op), sk.rank, sk.step);
+        d.replace = true;
+    }
+}
+
+void RankStepBlockWriter::flush() {
+    last_ = Key{-1, -1, -1, 0};
+    std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
+    std::sort(rebuild_.begin(), rebuild_.end(), [](const Key& a, const Key& b) {
+        return std::tie(a.kind, a.rank, a.step) < std::tie(b.kind, b.rank, b.step);
+    });
+    rebuild_.erase(std::unique(rebuild_.begin(), rebuild_.end()), rebuild_.end());
+    for (const Key& k : rebuild_) recompute(k);
+    rebuild_.clear();
+    // Group by block row, in key order (kind, op, block, rank) so the b-tree is written in order.
+    std::map<std::tuple<int, int, std::int64_t, int>, std::vector<const Delta*>> groups;
+    for (const auto& [k, d] : deltas_) groups[{k.kind, k.op, block_of(k.step), k.rank}].push_back(&d);
+    for (auto& [g, ds] : groups) {
+        const auto& [kind, op, block, rank] = g;
+        const std::string& kind_name = kinds_[static_cast<std::size_t>(kind)];
+        const std::string& op_name = ops_[static_cast<std::size_t>(op)];
+        read_.reset();
+        read_.bind(1, std::string_view(kind_name));
+        read_.bind(2, std::string_view(op_name));
+        read_.bind(3, block);
+        read_.bind(4, rank);
+        std::vector<StepAggregate> entries;
+        const bool existed = read_.step();
+        if (existed)
+            entries = decode_block(sqlite3_column_blob(read_.raw(), 0),
+                                   static_cast<std::size_t>(sqlite3_column_bytes(read_.raw(), 0)));
+        read_.reset();
+        const AggregateRule rule = rules_[static_cast<std::size_t>(op)];
+        for (const Delta* d : ds) {
+            auto it = std::lower_bound(entries.begin(), entries.end(), d->agg.step,
+                                       [](const StepAggregate& e, std::int64_t s) { return e.step < s; });
+            if (it != entries.end() && it->step == d->agg.step) {
+                if (d->replace) *it = d->agg;
+                else combine(rule, *it, d->agg);
+            } else if (d->agg.n > 0 || d->agg.nans > 0) {
+                entries.insert(it, d->agg);
+            }
+        }
+        entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                     [](const StepAggregate& e) { return e.n == 0 && e.nans == 0; }),
+                      entries.end());
+        if (entries.empty()) {
+            if (existed) {
+                erase_.reset();
+                erase_.bind(1, std::string_view(kind_name));
+                erase_.bind(2, std::string_view(op_name));
+                erase_.bind(3, block);
+                erase_.bind(4, rank);
+                erase_.run();
+            }
+            continue;
+        }
+        const std::string blob = encode_block(entries);
+        write_.reset();
+        write_.bind(1, std::string_view(kind_name));
+        write_.bind(2, std::string_view(op_name));
+        write_.bind(3, block);
+        write_.bind(4, rank);
+        sqlite3_bind_blob(write_.raw(), 5, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+        write_.run();
+    }
+    deltas_.clear();
+}
+
+void RankStepBlockWriter::clear() {
+    deltas_.clear();
+    rebuild_.clear();
+    last_ = Key{-1, -1, -1, 0};
+    std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
+}
+
+}  // namespace msmon

@@ -1,0 +1,96 @@
+// Per-rank, per-step aggregates of every numeric op over all of a kind's tensors, kept by the writer in the
+// same transaction as the rows: the Overview reads 4,096 ranks × 200 steps from a few thousand small rows
+// instead of every raw value.
+//
+// Table rank_block(kind, op, block, rank, data): one row per 64 consecutive step numbers (block = step >> 6);
+// data packs the block's steps in ascending order, kBlockEntryBytes each, native byte order:
+//   int64 step, double acc, int32 n (values that are numbers), int32 nans (values that are NaN).
+// acc combines by op: norm → sum of squares, max → max, min → min, anything else → sum (read as sum / n,
+// except nans, read as the sum). A step with any NaN reads as NaN — the same rules as Reader::rank_series.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ingest/record_batch.hpp"
+#include "store/sqlite_handle.hpp"
+
+namespace msmon {
+
+inline constexpr int kBlockShift = 6;
+inline constexpr std::size_t kBlockEntryBytes = 24;
+
+struct StepAggregate {
+    std::int64_t step = 0;
+    double acc = 0;
+    std::int32_t n = 0;
+    std::int32_t nans = 0;
+};
+
+enum class AggregateRule { sum_of_squares, max, min, sum };
+AggregateRule aggregate_rule(std::string_view op);
+void combine(AggregateRule rule, StepAggregate& into, const StepAggregate& more);
+// The value the Overview shows for one step.
+double aggregate_value(std::string_view op, const StepAggregate& a);
+// One value into an aggregate.
+void add_value(AggregateRule rule, StepAggregate& a, double v);
+
+std::int64_t block_of(std::int64_t step);
+std::vector<StepAggregate> decode_block(const void* data, std::size_t bytes);
+std::string encode_block(const std::vector<StepAggregate>& entries);
+
+// Collects one commit's deltas, then merges them into rank_block inside the caller's transaction. Kinds and ops
+// are interned to small ids once (the store maps tensors and layouts to them), so a value costs no string work.
+class RankStepBlockWriter {
+public:
+    explicit RankStepBlockWriter(Connection& conn);
+
+    // One sample row (its tensor and layout must be in the tables already, this transaction's included).
+    void add(const SampleRow& row);
+    // The row replaced a stored one: its step's aggregates are rebuilt from the sample table at flush.
+    void rebuild(const SampleRow& row);
+    // Writes and forgets everything collected.
+    void flush();
+    // Forgets everything collected (the transaction failed).
+    void clear();
+
+private:
+    struct Key {
+        std::int32_t kind, op, rank;
+        std::int64_t step;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const noexcept;
+    };
+    struct Delta {
+        StepAggregate agg;
+        bool replace = false;  // agg is the step's whole aggregate, not an increment
+    };
+    struct TensorKey {
+        int kind, rank;
+    };
+    const TensorKey& tensor(std::int64_t id);
+    const std::vector<int>& layout(std::int64_t id);  // op ids of the numeric slots
+    int intern(std::vector<std::string>& names, std::unordered_map<std::string, int>& ids, const std::string& name);
+    Delta& delta(int kind, int op, int rank, std::int64_t step);
+    void recompute(const Key& step_key);
+
+    Connection& conn_;
+    Statement read_, write_, erase_, rows_of_step_, tensor_q_, layout_q_;
+    std::unordered_map<std::int64_t, TensorKey> tensors_;
+    std::unordered_map<std::int64_t, std::vector<int>> layouts_;
+    std::vector<std::string> kinds_, ops_;
+    std::unordered_map<std::string, int> kind_ids_, op_ids_;
+    std::vector<AggregateRule> rules_;  // by op id
+    std::unordered_map<Key, Delta, KeyHash> deltas_;
+    std::vector<Key> rebuild_;  // op unused
+    // The last (kind, rank, step) added and its deltas by op id: rows of one step arrive together.
+    Key last_{-1, -1, -1, 0};
+    std::vector<Delta*> last_ops_;
+};
+
+}  // namespace msmon
