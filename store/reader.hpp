@@ -60,6 +60,35 @@ struct AnomalyFilter {
     std::optional<StepList> steps;
 };
 
+// The Anomalies table's default view, paged: one group per (source, rule, rank, kind, name, op), highest rank
+// score first, ties in the order the groups first appeared (see store/anomaly_groups.hpp).
+struct AnomalyGroupRequest {
+    std::optional<std::string> source, rule, kind;
+    std::optional<int> rank;
+    std::optional<std::string> name_regex;  // ECMAScript, searched anywhere in the name
+    std::size_t offset = 0, limit = 100;
+};
+
+struct AnomalyGroup {
+    AnomalyRecord face;  // the member ranked highest
+    int count = 1;
+    std::int64_t first_step = 0, last_step = 0;
+    double rank_score = 0;
+};
+
+struct AnomalyGroupPage {
+    std::vector<AnomalyGroup> groups;
+    std::int64_t total_groups = 0;     // matching the request, on every page
+    std::int64_t total_anomalies = 0;  // in the store
+};
+
+// Where anomalies worth a mark are: (rank, step) pairs with an anomaly scored at least min_score, from step
+// `from_step` on; and how many anomalies the store holds.
+struct AnomalyMarks {
+    std::int64_t total = 0;
+    std::vector<std::pair<int, std::int64_t>> marks;
+};
+
 struct StepValue {
     std::int64_t step = 0;
     double value = 0;
@@ -96,6 +125,8 @@ public:
     virtual std::vector<IssueRecord> issues(std::size_t limit) = 0;
     // Anomalies in the order they were stored (a dump's entries in file order).
     virtual std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) = 0;
+    virtual AnomalyGroupPage anomaly_groups(const AnomalyGroupRequest& request) = 0;
+    virtual AnomalyMarks anomaly_marks(double min_score, std::int64_t from_step) = 0;
     // Events from the logs, by step then rank (events without a step last, in the order read).
     virtual std::vector<EventRecord> events() = 0;
     // Checkpoints from every health_ckpts.json, in file order.

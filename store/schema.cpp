@@ -3,6 +3,7 @@
 // CSV row instead of one per value. NULL in an op slot inside the layout means NaN (SQLite stores NaN as NULL).
 #include "store/schema.hpp"
 
+#include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 
 #include <cmath>
@@ -152,7 +153,55 @@ CREATE TABLE rank_block(
   PRIMARY KEY(kind, op, block, rank)
 ) WITHOUT ROWID;
 )sql",
+    // 3 → 4: the Anomalies table's groups and per-(rank, step) breadth (store/anomaly_groups.hpp); filled from
+    // the stored anomalies.
+    R"sql(
+CREATE TABLE anomaly_breadth(
+  step INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  max_score REAL NOT NULL,
+  PRIMARY KEY(step, rank)
+) WITHOUT ROWID;
+CREATE TABLE anomaly_group(
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  op TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_step INTEGER NOT NULL,
+  last_step INTEGER NOT NULL,
+  face_id INTEGER NOT NULL,
+  best REAL NOT NULL,
+  UNIQUE(source, rule, rank, kind, name, op)
+);
+CREATE INDEX anomaly_group_by_best ON anomaly_group(best DESC, id);
+)sql",
 };
+
+// A store written before anomaly_group existed: group every stored anomaly, in the order they were stored.
+void backfill_anomaly_groups(Connection& conn) {
+    AnomalyGroupWriter groups(conn);
+    Statement rows(conn, "SELECT id, source, rule, rank, step, kind, name, op, score FROM anomaly ORDER BY id");
+    AnomalyRecord a;
+    std::size_t n = 0;
+    while (rows.step()) {
+        a.source = rows.text(1);
+        a.rule = rows.text(2);
+        a.rank = static_cast<int>(rows.int64(3));
+        a.step = rows.int64(4);
+        a.kind = rows.text(5);
+        a.name = rows.text(6);
+        a.op = rows.text(7);
+        a.score = rows.real(8);
+        groups.add(rows.int64(0), a);
+        if (++n % 100000 == 0) groups.flush();
+    }
+    groups.flush();
+}
 
 // A store written before rank_block existed: aggregate every stored row once.
 void backfill_rank_blocks(Connection& conn) {
@@ -224,6 +273,7 @@ void migrate(Connection& conn) {
         Transaction txn(conn);
         conn.exec(kMigrations[v]);
         if (v == 2) backfill_rank_blocks(conn);
+        if (v == 3) backfill_anomaly_groups(conn);
         conn.exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
         txn.commit();
     }

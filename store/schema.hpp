@@ -5,7 +5,7 @@
 
 namespace msmon {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int kValueColumns = 8;  // sample.v0 .. v7: numeric op slots, in the row's layout order
 
 // Op values in sample.v0..v7. NULL is NaN (or an absent slot, per the row's layout); -0.0 is stored as its

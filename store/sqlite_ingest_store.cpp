@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 #include "store/schema.hpp"
 
@@ -79,6 +80,7 @@ SqliteIngestStore::SqliteIngestStore(const std::string& path)
     configure_connection(read_conn_, false);
     stmts_ = std::make_unique<WriteStatements>(write_conn_);
     blocks_ = std::make_unique<RankStepBlockWriter>(write_conn_);
+    groups_ = std::make_unique<AnomalyGroupWriter>(write_conn_);
 }
 
 SqliteIngestStore::~SqliteIngestStore() = default;
@@ -231,6 +233,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.event.bind(6, e.message);
         s.event.run();
     }
+    groups_->clear();
     for (const auto& a : batch.anomalies) {
         Statement& q = s.anomaly;
         q.bind(1, a.source);
@@ -255,7 +258,9 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         q.bind(18, mates);
         q.bind(19, std::isfinite(a.score) ? a.score : 0.0);
         q.run();
+        if (sqlite3_changes(write_conn_.raw()) == 1) groups_->add(sqlite3_last_insert_rowid(write_conn_.raw()), a);
     }
+    groups_->flush();
     for (const auto& src : batch.checkpoint_sources) {
         s.checkpoint_clear.bind(1, src);
         s.checkpoint_clear.run();

@@ -10,6 +10,7 @@
 namespace msmon {
 
 class RankStepBlockWriter;
+class AnomalyGroupWriter;
 
 class SqliteIngestStore final : public IngestStore {
 public:
@@ -28,6 +29,7 @@ private:
     Connection read_conn_;  // used by the reading thread only
     std::unique_ptr<WriteStatements> stmts_;
     std::unique_ptr<RankStepBlockWriter> blocks_;
+    std::unique_ptr<AnomalyGroupWriter> groups_;
 };
 
 }  // namespace msmon

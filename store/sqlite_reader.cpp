@@ -174,33 +174,8 @@ public:
             q.bind(4, filter.steps->max());
         }
         while (q.step()) {
-            AnomalyRecord a;
-            a.step = q.int64(3);
-            if (filter.steps && !filter.steps->contains(a.step)) continue;
-            a.source = q.text(0);
-            a.rule = q.text(1);
-            a.rank = static_cast<int>(q.int64(2));
-            a.micro_step = q.opt_int64(4);
-            a.kind = q.text(5);
-            a.vpp_stage = q.text(6);
-            a.name = q.text(7);
-            a.op = q.text(8);
-            a.value = column_value(q.raw(), 9);
-            if (!q.is_null(10)) a.reference = column_value(q.raw(), 10);
-            a.message = q.text(11);
-            a.tag_name = q.text(12);
-            a.key = q.text(13);
-            a.call_id = q.int64(14);
-            a.pp_stage = q.int64(15);
-            a.vpp = q.int64(16);
-            const std::string mates = q.text(17);
-            for (std::size_t start = 0; start < mates.size();) {
-                auto comma = mates.find(',', start);
-                a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
-                if (comma == std::string::npos) break;
-                start = comma + 1;
-            }
-            a.score = q.real(18);
+            if (filter.steps && !filter.steps->contains(q.int64(3))) continue;
+            AnomalyRecord a = read_anomaly(q, 0);
             out.push_back(std::move(a));
         }
         return out;
@@ -429,7 +404,118 @@ public:
         return out;
     }
 
+    AnomalyGroupPage anomaly_groups(const AnomalyGroupRequest& r) override {
+        ReadTransaction snapshot(conn_);
+        AnomalyGroupPage page;
+        {
+            Statement n(conn_, "SELECT count(*) FROM anomaly");
+            n.step();
+            page.total_anomalies = n.int64(0);
+        }
+        const char* where =
+            "(?1 IS NULL OR g.source = ?1) AND (?2 IS NULL OR g.rule = ?2) AND (?3 IS NULL OR g.kind = ?3) AND (?4 IS "
+            "NULL OR g.rank = ?4)";
+        auto bind_filters = [&](Statement& st) {
+            if (r.source) st.bind(1, std::string_view(*r.source));
+            if (r.rule) st.bind(2, std::string_view(*r.rule));
+            if (r.kind) st.bind(3, std::string_view(*r.kind));
+            if (r.rank) st.bind(4, *r.rank);
+        };
+        Statement faces(conn_, (std::string("SELECT ") + kAnomalyColumns + ", g.count, g.first_step, g.last_step, g.best "
+                                "FROM anomaly_group g JOIN anomaly a ON a.id = g.face_id WHERE g.id = ?")
+                                   .c_str());
+        auto add_face = [&](std::int64_t group_id) {
+            faces.reset();
+            faces.bind(1, group_id);
+            if (!faces.step()) return;
+            AnomalyGroup g;
+            g.face = read_anomaly(faces, 0);
+            g.count = static_cast<int>(faces.int64(kAnomalyColumnCount));
+            g.first_step = faces.int64(kAnomalyColumnCount + 1);
+            g.last_step = faces.int64(kAnomalyColumnCount + 2);
+            g.rank_score = faces.real(kAnomalyColumnCount + 3);
+            page.groups.push_back(std::move(g));
+        };
+        if (!r.name_regex) {
+            Statement count(conn_, (std::string("SELECT count(*) FROM anomaly_group g WHERE ") + where).c_str());
+            bind_filters(count);
+            count.step();
+            page.total_groups = count.int64(0);
+            Statement ids(conn_, (std::string("SELECT g.id FROM anomaly_group g WHERE ") + where +
+                                  " ORDER BY g.best DESC, g.id LIMIT ?5 OFFSET ?6")
+                                     .c_str());
+            bind_filters(ids);
+            ids.bind(5, static_cast<std::int64_t>(r.limit));
+            ids.bind(6, static_cast<std::int64_t>(r.offset));
+            while (ids.step()) add_face(ids.int64(0));
+            return page;
+        }
+        // A name regex is matched here: walk every matching group in order, keep the page, count the rest.
+        const std::regex re(*r.name_regex, std::regex::ECMAScript | std::regex::optimize);
+        Statement ids(conn_, (std::string("SELECT g.id, g.name FROM anomaly_group g WHERE ") + where +
+                              " ORDER BY g.best DESC, g.id")
+                                 .c_str());
+        bind_filters(ids);
+        std::vector<std::int64_t> wanted;
+        while (ids.step()) {
+            if (!std::regex_search(ids.text(1), re)) continue;
+            const auto pos = static_cast<std::size_t>(page.total_groups++);
+            if (pos >= r.offset && pos < r.offset + r.limit) wanted.push_back(ids.int64(0));
+        }
+        for (auto id : wanted) add_face(id);
+        return page;
+    }
+
+    AnomalyMarks anomaly_marks(double min_score, std::int64_t from_step) override {
+        ReadTransaction snapshot(conn_);
+        AnomalyMarks m;
+        Statement n(conn_, "SELECT count(*) FROM anomaly");
+        n.step();
+        m.total = n.int64(0);
+        Statement q(conn_, "SELECT rank, step FROM anomaly_breadth WHERE step >= ? AND max_score >= ?");
+        q.bind(1, from_step);
+        q.bind(2, min_score);
+        while (q.step()) m.marks.emplace_back(static_cast<int>(q.int64(0)), q.int64(1));
+        return m;
+    }
+
 private:
+    static constexpr const char* kAnomalyColumns =
+        "a.source, a.rule, a.rank, a.step, a.micro_step, a.kind, a.vpp_stage, a.name, a.op, a.value, a.reference, "
+        "a.message, a.tag_name, a.dump_key, a.call_id, a.pp_stage, a.vpp, a.group_mates, a.score";
+    static constexpr int kAnomalyColumnCount = 19;
+
+    // One anomaly from kAnomalyColumns starting at column `c`.
+    static AnomalyRecord read_anomaly(const Statement& q, int c) {
+        AnomalyRecord a;
+        a.source = q.text(c + 0);
+        a.rule = q.text(c + 1);
+        a.rank = static_cast<int>(q.int64(c + 2));
+        a.step = q.int64(c + 3);
+        a.micro_step = q.opt_int64(c + 4);
+        a.kind = q.text(c + 5);
+        a.vpp_stage = q.text(c + 6);
+        a.name = q.text(c + 7);
+        a.op = q.text(c + 8);
+        a.value = column_value(q.raw(), c + 9);
+        if (!q.is_null(c + 10)) a.reference = column_value(q.raw(), c + 10);
+        a.message = q.text(c + 11);
+        a.tag_name = q.text(c + 12);
+        a.key = q.text(c + 13);
+        a.call_id = q.int64(c + 14);
+        a.pp_stage = q.int64(c + 15);
+        a.vpp = q.int64(c + 16);
+        const std::string mates = q.text(c + 17);
+        for (std::size_t start = 0; start < mates.size();) {
+            auto comma = mates.find(',', start);
+            a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        a.score = q.real(c + 18);
+        return a;
+    }
+
     // Every parameter of the kind: the writer's per-rank step aggregates answer without touching the samples.
     std::vector<RankSeries> rank_series_from_blocks(const RankSeriesRequest& req) {
         Statement last(conn_, "SELECT max(block) FROM rank_block WHERE kind = ? AND op = ?");

@@ -135,9 +135,11 @@ TEST(RankStepBlocks, a_store_written_before_rank_block_is_filled_when_opened) {
         b.store.commit(batch);
     }
     {
-        // What a version-2 store looks like: no rank_block.
+        // What a version-2 store looks like: no rank_block (nor the later anomaly tables).
         Connection c(db, Connection::Mode::read_write_create);
         c.exec("DROP TABLE rank_block");
+        c.exec("DROP TABLE anomaly_group");
+        c.exec("DROP TABLE anomaly_breadth");
         c.exec("PRAGMA user_version=2");
     }
     { SqliteIngestStore reopened(db); }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace msmon::tui {
@@ -51,12 +52,12 @@ OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection,
     }
     // Every rank the store knows gets a row, even one with no data for this selection yet.
     for (int r : m.catalog.ranks) rows.try_emplace(r).first->second.rank = r;
-    AnomalyFilter filter;
-    for (const auto& a : reader.anomalies(filter)) {
-        ++m.anomaly_count;
-        if (a.score < 20) continue;  // msprobe's per-step noise does not mark the overview
-        if (auto it = rows.find(a.rank); it != rows.end()) it->second.anomaly_steps.insert(a.step);
-    }
+    // msprobe's per-step noise (score < 20) does not mark the overview. Marks before the window still flag the
+    // rank ("!").
+    const AnomalyMarks marks = reader.anomaly_marks(20, std::numeric_limits<std::int64_t>::min());
+    m.anomaly_count = marks.total;
+    for (const auto& [rank, step] : marks.marks)
+        if (auto it = rows.find(rank); it != rows.end()) it->second.anomaly_steps.insert(step);
     for (const auto& c : reader.checkpoints()) m.unhealthy_checkpoints += !c.healthy;
     for (auto& [_, row] : rows) m.rows.push_back(std::move(row));
     return m;

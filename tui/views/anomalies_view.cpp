@@ -59,26 +59,20 @@ AnomaliesView::AnomaliesView(SharedSelection& shared, std::function<void()> open
          [this] {
              options_.sort = static_cast<AnomalySort>((static_cast<int>(options_.sort) + 1) % 9);
              options_.descending = false;
-             rebuild();
-             selected_ = top_ = 0;  // a new order starts at its first row
-             return Reaction::redraw;
+             return changed(true);  // a new order starts at its first row
          }},
         {{'S'}, "S", "reverse the order", [this] {
              options_.descending = !options_.descending;
-             rebuild();
-             selected_ = top_ = 0;
-             return Reaction::redraw;
+             return changed(true);
          }},
         {{'g'}, "g", "group repeats of one tensor into one row (count in #)", [this] {
              options_.group = !options_.group;
-             rebuild();
-             return Reaction::redraw;
+             return changed(false);
          }},
         {{'f'}, "f", "source: all, msprobe's dumps, msmon's detections", [this] {
              auto& s = options_.filter.source;
              s = !s ? std::optional<std::string>("msprobe") : *s == "msprobe" ? std::optional<std::string>("detected") : std::nullopt;
-             rebuild();
-             return Reaction::redraw;
+             return changed(false);
          }},
         {{'u'}, "u", "only this rule (again: all rules)", [this] {
              const auto* a = selected();
@@ -94,8 +88,7 @@ AnomaliesView::AnomaliesView(SharedSelection& shared, std::function<void()> open
          }},
         {{'c'}, "c", "clear every filter", [this] {
              options_.filter = {};
-             rebuild();
-             return Reaction::redraw;
+             return changed(false);
          }},
     };
 }
@@ -104,28 +97,57 @@ template <typename T>
 Reaction AnomaliesView::toggle(std::optional<T>& slot, const T& value) {
     if (slot && *slot == value) slot.reset();
     else slot = value;
+    return changed(false);
+}
+
+bool AnomaliesView::pageable() const {
+    return options_.group && options_.sort == AnomalySort::score && !options_.descending && !options_.filter.steps;
+}
+
+Reaction AnomaliesView::changed(bool to_top) {
+    if (to_top) {
+        selected_ = top_ = 0;
+        forget_selection_ = true;
+    }
+    if (paged_ || pageable()) return Reaction::reload;  // the store orders and pages this view: ask it again
     rebuild();
+    if (to_top) {
+        selected_ = top_ = 0;
+        forget_selection_ = false;
+    }
     return Reaction::redraw;
 }
 
 void AnomaliesView::set_list(std::vector<AnomalyRecord> list) {
     const std::string key = selection_key();  // of the old list: new data may shift every index
+    paged_ = false;
     list_ = std::move(list);
     rebuild_keeping(key);
 }
 
-void AnomaliesView::rebuild() { rebuild_keeping(selection_key()); }
+void AnomaliesView::rebuild() {
+    if (!paged_) rebuild_keeping(selection_key());  // paged: the next collect() asks the store
+}
 
+// Grouped, a row is its group (a new, higher-ranked member may become its face); else one anomaly.
 std::string AnomaliesView::selection_key() const {
     const AnomalyRecord* a = selected();
-    return a ? a->source + '\x1f' + a->rule + '\x1f' + std::to_string(a->rank) + '\x1f' + a->tag_name + '\x1f' + a->op +
-                   '\x1f' + std::to_string(a->step)
-             : std::string();
+    if (!a) return std::string();
+    std::string key = a->source + '\x1f' + a->rule + '\x1f' + std::to_string(a->rank) + '\x1f' + a->kind + '\x1f' +
+                      a->name + '\x1f' + a->op;
+    if (!options_.group) key += '\x1f' + a->tag_name + '\x1f' + std::to_string(a->step);
+    return key;
 }
 
 void AnomaliesView::rebuild_keeping(const std::string& key) {
     // Keep the selected anomaly selected across re-sorts and new data.
     rows_ = build_anomaly_rows(list_, options_);
+    total_rows_ = rows_.size();
+    total_anomalies_ = list_.size();
+    select_key(key);
+}
+
+void AnomaliesView::select_key(const std::string& key) {
     const std::size_t previous = selected_;
     if (!key.empty())
         for (std::size_t i = 0; i < rows_.size(); ++i) {
@@ -142,7 +164,29 @@ const AnomalyRecord* AnomaliesView::selected() const {
 
 void AnomaliesView::collect(Reader& reader) {
     reader_ = &reader;
-    set_list(reader.anomalies({}));
+    const std::string key = forget_selection_ ? std::string() : selection_key();
+    forget_selection_ = false;
+    if (pageable()) {
+        // The default view: the store keeps the groups in this order; read what the screen can reach.
+        const auto& f = options_.filter;
+        AnomalyGroupRequest req{f.source, f.rule, f.kind, f.rank, f.name_regex, 0,
+                                std::max(selected_, top_) + 3 * static_cast<std::size_t>(rows_visible_) + 64};
+        AnomalyGroupPage page = reader.anomaly_groups(req);
+        paged_ = true;
+        list_.clear();
+        rows_.clear();
+        for (auto& g : page.groups) {
+            rows_.push_back({list_.size(), g.count, g.first_step, g.last_step, g.rank_score});
+            list_.push_back(std::move(g.face));
+        }
+        total_rows_ = static_cast<std::size_t>(page.total_groups);
+        total_anomalies_ = static_cast<std::size_t>(page.total_anomalies);
+        select_key(key);
+    } else {
+        paged_ = false;
+        list_ = reader.anomalies({});
+        rebuild_keeping(key);
+    }
     if (const auto* a = selected(); a && detail_for_ != std::to_string(a->rank) + a->name) {
         detail_ = reader.module_info(a->rank, a->name);
         detail_for_ = std::to_string(a->rank) + a->name;
@@ -150,8 +194,9 @@ void AnomaliesView::collect(Reader& reader) {
 }
 
 Reaction AnomaliesView::move(long delta) {
-    if (rows_.empty()) return Reaction::none;
-    selected_ = static_cast<std::size_t>(std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(rows_.size()) - 1));
+    if (total_rows_ == 0) return Reaction::none;
+    selected_ = static_cast<std::size_t>(std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(total_rows_) - 1));
+    if (selected_ >= rows_.size()) return Reaction::reload;  // paged: beyond what was read
     if (const auto* a = selected(); a && reader_ && detail_for_ != std::to_string(a->rank) + a->name) {
         detail_ = reader_->module_info(a->rank, a->name);  // one indexed lookup; keeps the pane current
         detail_for_ = std::to_string(a->rank) + a->name;
@@ -168,7 +213,13 @@ Reaction AnomaliesView::drill() {
     shared_.focus_rank = a->rank;
     shared_.focus_step = a->step;
     shared_.anomaly_steps.clear();
-    for (const auto& b : list_)
+    std::vector<AnomalyRecord> of_rank;
+    if (paged_ && reader_) {  // paged: list_ holds only the faces read; the rank's anomalies give every step
+        AnomalyFilter f;
+        f.rank = a->rank;
+        of_rank = reader_->anomalies(f);
+    }
+    for (const auto& b : paged_ ? of_rank : list_)
         if (b.rank == a->rank && b.kind == a->kind && b.name == a->name) shared_.anomaly_steps.push_back(b.step);
     std::sort(shared_.anomaly_steps.begin(), shared_.anomaly_steps.end());
     shared_.anomaly_steps.erase(std::unique(shared_.anomaly_steps.begin(), shared_.anomaly_steps.end()),
@@ -224,7 +275,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     if (f.kind) title += "  kind " + *f.kind;
     if (f.steps) title += "  steps " + std::to_string(f.steps->min()) + "-" + std::to_string(f.steps->max());
     if (f.name_regex) title += "  /" + *f.name_regex + "/";
-    title += "  " + std::to_string(rows_.size()) + " rows of " + std::to_string(list_.size());
+    title += "  " + std::to_string(total_rows_) + " rows of " + std::to_string(total_anomalies_);
     buf.text(x, y, title, head, width);
     const int detail_h = height >= 16 ? 4 : 0;
     const int list_h = std::max(0, height - 2 - detail_h);
@@ -237,7 +288,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     list_y_ = y + 2;
     if (selected_ < top_) top_ = selected_;
     if (selected_ >= top_ + static_cast<std::size_t>(rows_visible_)) top_ = selected_ - static_cast<std::size_t>(rows_visible_) + 1;
-    if (rows_.empty()) buf.text(x + 1, y + 2, list_.empty() ? "no anomalies" : "no anomalies match the filters", dim, width - 1);
+    if (rows_.empty()) buf.text(x + 1, y + 2, total_anomalies_ == 0 ? "no anomalies" : "no anomalies match the filters", dim, width - 1);
     for (int r = 0; r < list_h && top_ + static_cast<std::size_t>(r) < rows_.size(); ++r) {
         const std::size_t pos = top_ + static_cast<std::size_t>(r);
         const AnomalyRow& row = rows_[pos];

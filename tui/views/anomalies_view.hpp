@@ -21,7 +21,7 @@ public:
     bool set_filter(const std::optional<std::string>& regex) override;
     bool command(const std::string& verb, const std::string& arg, std::string& error) override;
 
-    // For benchmarks and tests: the list, the table options, rebuilding rows.
+    // For benchmarks and tests: the list, the table options, rebuilding rows (not when the store pages the view).
     void set_list(std::vector<AnomalyRecord> list);
     AnomalyTableOptions& options() { return options_; }
     void rebuild();
@@ -35,6 +35,11 @@ private:
     const AnomalyRecord* selected() const;
     std::string selection_key() const;
     void rebuild_keeping(const std::string& key);
+    void select_key(const std::string& key);
+    // The default view (grouped, by rank score, no step filter) is ordered and paged by the store.
+    bool pageable() const;
+    // After an option changed: reload when the store pages the view, else rebuild here.
+    Reaction changed(bool to_top);
 
     SharedSelection& shared_;
     std::function<void()> open_chart_;
@@ -43,6 +48,9 @@ private:
     std::vector<AnomalyRow> rows_;
     AnomalyTableOptions options_;
     std::size_t selected_ = 0, top_ = 0;
+    bool paged_ = false;             // rows_ are the first rows of the store's order, list_ their faces
+    bool forget_selection_ = false;  // the next collect() starts at the top
+    std::size_t total_rows_ = 0, total_anomalies_ = 0;
     int rows_visible_ = 1, list_y_ = 0;
     Reader::ModuleInfo detail_;
     std::string detail_for_;
