@@ -396,6 +396,7 @@ int main(int argc, char** argv) {
     }
     doc["growth"] = growth;
     std::printf("%s\n", doc.dump(2).c_str());
-    if (!keep) fs::remove(work);
+    std::error_code ignored;
+    if (!keep) fs::remove(work, ignored);  // only if empty: --work may hold other things
     return 0;
 }

@@ -89,6 +89,9 @@ RankStepBlockWriter::RankStepBlockWriter(Connection& conn)
       read_(conn, "SELECT data FROM rank_block WHERE kind = ? AND op = ? AND block = ? AND rank = ?"),
       write_(conn, "INSERT OR REPLACE INTO rank_block(kind, op, block, rank, data) VALUES(?,?,?,?,?)"),
       erase_(conn, "DELETE FROM rank_block WHERE kind = ? AND op = ? AND block = ? AND rank = ?"),
+      range_(conn,
+             "INSERT INTO kind_range(kind, min_step, max_step) VALUES(?1, ?2, ?3) ON CONFLICT(kind) DO UPDATE SET "
+             "min_step = min(min_step, excluded.min_step), max_step = max(max_step, excluded.max_step)"),
       rows_of_step_(conn,
                     "SELECT s.layout_id, s.v0, s.v1, s.v2, s.v3, s.v4, s.v5, s.v6, s.v7 FROM tensor t JOIN run r ON "
                     "r.id = t.run_id JOIN sample s ON s.tensor_id = t.id AND s.step = ?3 WHERE t.kind = ?1 AND "
@@ -207,7 +210,20 @@ void RankStepBlockWriter::flush() {
     rebuild_.clear();
     // Group by block row, in key order (kind, op, block, rank) so the b-tree is written in order.
     std::map<std::tuple<int, int, std::int64_t, int>, std::vector<const Delta*>> groups;
-    for (const auto& [k, d] : deltas_) groups[{k.kind, k.op, block_of(k.step), k.rank}].push_back(&d);
+    std::map<int, std::pair<std::int64_t, std::int64_t>> ranges;  // kind → steps seen in this commit
+    for (const auto& [k, d] : deltas_) {
+        groups[{k.kind, k.op, block_of(k.step), k.rank}].push_back(&d);
+        auto [it, fresh] = ranges.try_emplace(k.kind, k.step, k.step);
+        it->second.first = std::min(it->second.first, k.step);
+        it->second.second = std::max(it->second.second, k.step);
+    }
+    for (const auto& [kind, range] : ranges) {
+        range_.reset();
+        range_.bind(1, std::string_view(kinds_[static_cast<std::size_t>(kind)]));
+        range_.bind(2, range.first);
+        range_.bind(3, range.second);
+        range_.run();
+    }
     for (auto& [g, ds] : groups) {
         const auto& [kind, op, block, rank] = g;
         const std::string& kind_name = kinds_[static_cast<std::size_t>(kind)];

@@ -2,6 +2,7 @@
 // same transaction as the rows: the Overview reads 4,096 ranks × 200 steps from a few thousand small rows
 // instead of every raw value.
 //
+// Table kind_range(kind, min_step, max_step): the steps any row of the kind has had (the status line's range).
 // Table rank_block(kind, op, block, rank, data): one row per 64 consecutive step numbers (block = step >> 6);
 // data packs the block's steps in ascending order, kBlockEntryBytes each, native byte order:
 //   int64 step, double acc, int32 n (values that are numbers), int32 nans (values that are NaN).
@@ -80,7 +81,7 @@ private:
     void recompute(const Key& step_key);
 
     Connection& conn_;
-    Statement read_, write_, erase_, rows_of_step_, tensor_q_, layout_q_;
+    Statement read_, write_, erase_, range_, rows_of_step_, tensor_q_, layout_q_;
     std::unordered_map<std::int64_t, TensorKey> tensors_;
     std::unordered_map<std::int64_t, std::vector<int>> layouts_;
     std::vector<std::string> kinds_, ops_;

@@ -152,6 +152,7 @@ CREATE TABLE rank_block(
   data BLOB NOT NULL,
   PRIMARY KEY(kind, op, block, rank)
 ) WITHOUT ROWID;
+CREATE TABLE kind_range(kind TEXT PRIMARY KEY, min_step INTEGER NOT NULL, max_step INTEGER NOT NULL) WITHOUT ROWID;
 )sql",
     // 3 → 4: the Anomalies table's groups and per-(rank, step) breadth (store/anomaly_groups.hpp); filled from
     // the stored anomalies.
@@ -179,6 +180,7 @@ CREATE TABLE anomaly_group(
   UNIQUE(source, rule, rank, kind, name, op)
 );
 CREATE INDEX anomaly_group_by_best ON anomaly_group(best DESC, id);
+CREATE INDEX tensor_by_kind_layout ON tensor(kind, layout_id);
 )sql",
 };
 

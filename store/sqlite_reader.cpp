@@ -263,12 +263,35 @@ public:
         ReadTransaction snapshot(conn_);
         load_dictionaries();
         StoreCatalog c;
-        Statement kinds(conn_, "SELECT kind, layout_id FROM tensor GROUP BY kind, layout_id ORDER BY kind");
-        while (kinds.step()) {
-            const std::string kind = kinds.text(0);
+        // Distinct (kind, layout) pairs by seeks on tensor_by_kind_layout, not a scan of every tensor: the next
+        // layout of this kind, else the first layout of the next kind.
+        Statement same_kind(conn_,
+                            "SELECT kind, layout_id FROM tensor WHERE kind = ? AND layout_id > ? ORDER BY layout_id LIMIT 1");
+        Statement next_kind(conn_, "SELECT kind, layout_id FROM tensor WHERE kind > ? ORDER BY kind, layout_id LIMIT 1");
+        std::optional<std::string> after_kind;
+        std::int64_t after_layout = 0;
+        while (true) {
+            Statement* kinds = &next_kind;
+            bool found = false;
+            if (after_kind) {
+                same_kind.reset();
+                same_kind.bind(1, std::string_view(*after_kind));
+                same_kind.bind(2, after_layout);
+                found = same_kind.step();
+                if (found) kinds = &same_kind;
+            }
+            if (!found) {
+                next_kind.reset();
+                next_kind.bind(1, std::string_view(after_kind.value_or("")));
+                found = next_kind.step();
+            }
+            if (!found) break;
+            const std::string kind = kinds->text(0);
+            after_kind = kind;
+            after_layout = kinds->int64(1);
             if (c.kinds.empty() || c.kinds.back().first != kind) c.kinds.push_back({kind, {}});
             auto& ops = c.kinds.back().second;
-            auto it = layouts_.find(kinds.int64(1));
+            auto it = layouts_.find(after_layout);
             if (it == layouts_.end()) continue;
             for (std::size_t k = 0; k < it->second.ops.size(); ++k)
                 if (it->second.slot[k] >= 0 && std::find(ops.begin(), ops.end(), it->second.ops[k]) == ops.end())
@@ -276,32 +299,11 @@ public:
         }
         Statement ranks(conn_, "SELECT DISTINCT rank FROM run ORDER BY rank");
         while (ranks.step()) c.ranks.push_back(static_cast<int>(ranks.int64(0)));
-        // The step range from rank_block: per (kind, op), its first and last block (primary-key seeks).
-        Statement pair(conn_, "SELECT kind, op FROM rank_block WHERE (kind, op) > (?, ?) ORDER BY kind, op LIMIT 1");
-        Statement edge(conn_,
-                       "SELECT data FROM rank_block WHERE kind = ?1 AND op = ?2 AND block = (SELECT min(block) FROM "
-                       "rank_block WHERE kind = ?1 AND op = ?2) UNION ALL SELECT data FROM rank_block WHERE kind = ?1 "
-                       "AND op = ?2 AND block = (SELECT max(block) FROM rank_block WHERE kind = ?1 AND op = ?2)");
-        std::string kind, op;
-        bool any = false;
-        while (true) {
-            pair.reset();
-            pair.bind(1, std::string_view(kind));
-            pair.bind(2, std::string_view(op));
-            if (!pair.step()) break;
-            kind = pair.text(0);
-            op = pair.text(1);
-            edge.reset();
-            edge.bind(1, std::string_view(kind));
-            edge.bind(2, std::string_view(op));
-            while (edge.step()) {
-                const auto entries = decode_block(sqlite3_column_blob(edge.raw(), 0),
-                                                  static_cast<std::size_t>(sqlite3_column_bytes(edge.raw(), 0)));
-                if (entries.empty()) continue;
-                c.min_step = any ? std::min(c.min_step, entries.front().step) : entries.front().step;
-                c.max_step = any ? std::max(c.max_step, entries.back().step) : entries.back().step;
-                any = true;
-            }
+        // The step range: kind_range, kept by the writer.
+        Statement range(conn_, "SELECT min(min_step), max(max_step) FROM kind_range");
+        if (range.step() && !range.is_null(0)) {
+            c.min_step = range.int64(0);
+            c.max_step = range.int64(1);
         }
         return c;
     }

@@ -108,6 +108,7 @@ TEST(AnomalyGroups, a_store_written_before_anomaly_group_is_filled_when_opened) 
         Connection c(db, Connection::Mode::read_write_create);
         c.exec("DROP TABLE anomaly_group");
         c.exec("DROP TABLE anomaly_breadth");
+        c.exec("DROP INDEX tensor_by_kind_layout");
         c.exec("PRAGMA user_version=3");
     }
     { SqliteIngestStore reopened(db); }

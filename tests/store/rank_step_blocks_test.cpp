@@ -140,6 +140,8 @@ TEST(RankStepBlocks, a_store_written_before_rank_block_is_filled_when_opened) {
         c.exec("DROP TABLE rank_block");
         c.exec("DROP TABLE anomaly_group");
         c.exec("DROP TABLE anomaly_breadth");
+        c.exec("DROP TABLE kind_range");
+        c.exec("DROP INDEX tensor_by_kind_layout");
         c.exec("PRAGMA user_version=2");
     }
     { SqliteIngestStore reopened(db); }
