@@ -1,6 +1,7 @@
 // Batch commit: every row, key, issue and file offset of a batch lands in one transaction, or none does.
 #include "store/sqlite_ingest_store.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -197,18 +198,28 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         }
         if (rc != SQLITE_DONE) write_conn_.fail("insert sample", rc);
     };
+    // In key order: a file lists every tensor of a step, so its rows land all over the b-tree; sorted, each
+    // tensor's steps go in one after another (stable: a repeated (tensor, step) keeps its last write last).
     const std::size_t n = batch.rows.size();
+    order_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) order_[k] = static_cast<std::uint32_t>(k);
+    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const SampleRow& x = batch.rows[a];
+        const SampleRow& y = batch.rows[b];
+        return x.tensor_id != y.tensor_id ? x.tensor_id < y.tensor_id : x.step < y.step;
+    });
+    auto row_at = [&](std::size_t k) -> const SampleRow& { return batch.rows[order_[k]]; };
     std::size_t i = 0;
     for (; i + kRowsPerInsert <= n; i += kRowsPerInsert) {
-        for (int r = 0; r < kRowsPerInsert; ++r) bind_sample(s.sample_many.raw(), 1 + r * kParamsPerRow, batch.rows[i + static_cast<std::size_t>(r)]);
+        for (int r = 0; r < kRowsPerInsert; ++r) bind_sample(s.sample_many.raw(), 1 + r * kParamsPerRow, row_at(i + static_cast<std::size_t>(r)));
         const int rc = step_reset(s.sample_many.raw());
         if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-            for (int r = 0; r < kRowsPerInsert; ++r) insert_one(batch.rows[i + static_cast<std::size_t>(r)]);
+            for (int r = 0; r < kRowsPerInsert; ++r) insert_one(row_at(i + static_cast<std::size_t>(r)));
         } else if (rc != SQLITE_DONE) {
             write_conn_.fail("insert sample", rc);
         }
     }
-    for (; i < n; ++i) insert_one(batch.rows[i]);
+    for (; i < n; ++i) insert_one(row_at(i));
     for (const auto& row : batch.rows) blocks.add(row);
     blocks.flush();
     for (const auto& st : batch.stacks) {

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/ingest/ingest_store.hpp"
 #include "store/sqlite_handle.hpp"
@@ -30,6 +32,7 @@ private:
     std::unique_ptr<WriteStatements> stmts_;
     std::unique_ptr<RankStepBlockWriter> blocks_;
     std::unique_ptr<AnomalyGroupWriter> groups_;
+    std::vector<std::uint32_t> order_;  // a batch's rows in (tensor, step) order
 };
 
 }  // namespace msmon
