@@ -61,14 +61,6 @@ json stamp_json(const FileStamp& s) {
                 {"mtime_nsec", static_cast<long long>(s.mtime.tv_nsec)}};
 }
 
-bool is_true(const json& obj, const char* key) {
-    return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
-}
-
-bool aborts_training(const json& doc) {
-    return is_true(doc, "print_struct") || (doc.contains("cc_distribution") && is_true(doc["cc_distribution"], "cc_log_only"));
-}
-
 void print_check(const ConfigCheck& check) {
     for (const auto& e : check.errors) std::printf("  REJECTED by msprobe: %s\n", escape_for_display(e).c_str());
     for (const auto& w : check.warnings) std::printf("  warning: %s\n", escape_for_display(w).c_str());
@@ -170,7 +162,7 @@ int run_config_command(int argc, char** argv) {
             for (const auto& e : c.errors) why += "\n  " + e;
             return why;
         }
-        if (aborts_training(after) && !aborts_training(before) && !yes)
+        if (config_aborts_training(after) && !config_aborts_training(before) && !yes)
             return "not written — print_struct or cc_distribution.cc_log_only ABORTS training; add --yes to write it "
                    "anyway";
         return {};

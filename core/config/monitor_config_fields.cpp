@@ -19,6 +19,11 @@ bool is_true(const json& obj, const char* key) {
 
 }  // namespace
 
+bool config_aborts_training(const json& config) {
+    return is_true(config, "print_struct") ||
+           (config.is_object() && config.contains("cc_distribution") && is_true(config["cc_distribution"], "cc_log_only"));
+}
+
 const std::vector<ConfigField>& monitor_config_fields() {
     static const std::vector<ConfigField> fields = {
         {"targets", "dict", "{}", "object of module/param prefix -> object", "what to monitor; {} = everything"},

@@ -28,6 +28,9 @@ struct ConfigCheck {
     bool ok() const { return errors.empty(); }
 };
 
+// print_struct or cc_distribution.cc_log_only is a real `true`: msprobe then stops training after a step.
+bool config_aborts_training(const nlohmann::ordered_json& config);
+
 // msprobe's validate_config (and what set_config silently replaces), applied to a parsed config.
 ConfigCheck validate_monitor_config(const nlohmann::ordered_json& config);
 
