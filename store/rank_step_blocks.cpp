@@ -146,9 +146,13 @@ RankStepBlockWriter::Delta& RankStepBlockWriter::delta(int kind, int op, int ran
 }
 
 void RankStepBlockWriter::add(const SampleRow& row) {
+    // Bounded memory: merging is additive, so a commit may write its deltas in several rounds (a batch of many
+    // tiny files, one step each, would otherwise hold a delta per value).
+    if (deltas_.size() >= kMaxDeltas) flush();
     const TensorKey& t = tensor(row.tensor_id);
     const std::vector<int>& ops = layout(row.layout_id);
     const Key step_key{t.kind, -1, t.rank, row.step};
+    if (!rebuilt_.empty() && rebuilt_.count(step_key)) return;  // rebuilt whole from the samples at flush
     if (!(step_key == last_)) {
         last_ = step_key;
         std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
@@ -165,7 +169,8 @@ void RankStepBlockWriter::add(const SampleRow& row) {
 
 void RankStepBlockWriter::rebuild(const SampleRow& row) {
     const TensorKey& t = tensor(row.tensor_id);
-    rebuild_.push_back(Key{t.kind, -1, t.rank, row.step});
+    const Key k{t.kind, -1, t.rank, row.step};
+    if (rebuilt_.insert(k).second) to_recompute_.push_back(k);
 }
 
 void RankStepBlockWriter::recompute(const Key& sk) {
@@ -202,12 +207,8 @@ void RankStepBlockWriter::recompute(const Key& sk) {
 void RankStepBlockWriter::flush() {
     last_ = Key{-1, -1, -1, 0};
     std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
-    std::sort(rebuild_.begin(), rebuild_.end(), [](const Key& a, const Key& b) {
-        return std::tie(a.kind, a.rank, a.step) < std::tie(b.kind, b.rank, b.step);
-    });
-    rebuild_.erase(std::unique(rebuild_.begin(), rebuild_.end()), rebuild_.end());
-    for (const Key& k : rebuild_) recompute(k);
-    rebuild_.clear();
+    for (const Key& k : to_recompute_) recompute(k);
+    to_recompute_.clear();
     // Group by block row, in key order (kind, op, block, rank) so the b-tree is written in order.
     std::map<std::tuple<int, int, std::int64_t, int>, std::vector<const Delta*>> groups;
     std::map<int, std::pair<std::int64_t, std::int64_t>> ranges;  // kind → steps seen in this commit
@@ -278,7 +279,8 @@ void RankStepBlockWriter::flush() {
 
 void RankStepBlockWriter::clear() {
     deltas_.clear();
-    rebuild_.clear();
+    rebuilt_.clear();
+    to_recompute_.clear();
     last_ = Key{-1, -1, -1, 0};
     std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/ingest/record_batch.hpp"
@@ -80,6 +81,8 @@ private:
     Delta& delta(int kind, int op, int rank, std::int64_t step);
     void recompute(const Key& step_key);
 
+    static constexpr std::size_t kMaxDeltas = 65536;
+
     Connection& conn_;
     Statement read_, write_, erase_, range_, rows_of_step_, tensor_q_, layout_q_;
     std::unordered_map<std::int64_t, TensorKey> tensors_;
@@ -88,7 +91,9 @@ private:
     std::unordered_map<std::string, int> kind_ids_, op_ids_;
     std::vector<AggregateRule> rules_;  // by op id
     std::unordered_map<Key, Delta, KeyHash> deltas_;
-    std::vector<Key> rebuild_;  // op unused
+    // Steps (op unused) with a replaced value: their rows add nothing; flush() rebuilds them from the samples.
+    std::unordered_set<Key, KeyHash> rebuilt_;
+    std::vector<Key> to_recompute_;
     // The last (kind, rank, step) added and its deltas by op id: rows of one step arrive together.
     Key last_{-1, -1, -1, 0};
     std::vector<Delta*> last_ops_;

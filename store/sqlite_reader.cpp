@@ -389,6 +389,7 @@ public:
         }
         std::vector<RankSeries> out;
         for (auto& [rank, per_step] : acc) {
+            if (per_step.empty()) continue;  // no rows in range: no series (as rank_block answers)
             RankSeries rs;
             rs.rank = rank;
             for (const auto& [step, a] : per_step) {

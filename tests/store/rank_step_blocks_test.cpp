@@ -121,6 +121,26 @@ TEST(RankStepBlocks, aggregates_equal_the_raw_rows_with_nan_repeats_restarts_and
     EXPECT_EQ(cat.max_step, 200);
 }
 
+TEST(RankStepBlocks, a_batch_larger_than_the_delta_bound_with_repeats_is_written_in_rounds_and_stays_exact) {
+    TempDir tmp;
+    const std::string db = tmp / "s.db";
+    std::mt19937 rng(5);
+    {
+        StoreBuilder b(db);
+        b.keys();
+        // 30,000 steps × 3 tensors × 6 ops = 540,000 deltas: several rounds of 65,536. Steps 7 and 29,000 are
+        // written twice in the batch (a replaced value), the second time after rounds have been written.
+        RecordBatch batch;
+        for (int step = 0; step < 30000; ++step)
+            for (std::int64_t t = 1; t <= 3; ++t) batch.rows.push_back(make_row(t, step, 1, rng));
+        batch.rows.push_back(make_row(2, 7, 1, rng));
+        batch.rows.push_back(make_row(3, 29000, 1, rng));
+        b.store.commit(batch);
+    }
+    auto reader = open_sqlite_reader(db);
+    for (const char* op : {"min", "max", "norm", "mean", "nans", "zeros"}) expect_same(*reader, "grad_reduced", op, 0);
+}
+
 TEST(RankStepBlocks, a_store_written_before_rank_block_is_filled_when_opened) {
     TempDir tmp;
     const std::string db = tmp / "s.db";
