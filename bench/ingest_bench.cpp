@@ -25,6 +25,7 @@ public:
     IngestSnapshot load_snapshot() override { return {}; }
     std::vector<TensorInfo> load_tensors(std::int64_t) override { return {}; }
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override { return {}; }
+    std::vector<StoredSample> load_samples(const std::string&, std::int64_t, std::int64_t) override { return {}; }
     void commit(const RecordBatch& b) override { batches.push_back(b); }
     std::vector<RecordBatch> batches;
 };

@@ -1,8 +1,14 @@
 // Batch commit: every row, key, issue and file offset of a batch lands in one transaction, or none does.
 #include "store/sqlite_ingest_store.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "store/anomaly_groups.hpp"
@@ -73,8 +79,41 @@ struct SqliteIngestStore::WriteStatements {
         module_struct, detector, whole_file, setting, issue, stack;
 };
 
+namespace {
+
+// A new store is built beside its path and renamed into place once its schema is committed and it is in WAL mode:
+// a process killed while creating it leaves no store (and a stale "<path>.creating", removed by the next try),
+// never a half-made file with a hot rollback journal that read-only openers cannot read.
+const std::string& create_if_absent(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 || errno != ENOENT) return path;
+    const std::string tmp = path + ".creating";
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) ::unlink((tmp + suffix).c_str());
+    {
+        Connection c(tmp, Connection::Mode::read_write_create);
+        configure_connection(c, true);
+        migrate(c);
+        // Everything into the file itself (synced), before it is renamed away from its -wal.
+        Statement checkpoint(c, "PRAGMA wal_checkpoint(TRUNCATE)");
+        if (!checkpoint.step() || checkpoint.int64(0) != 0)
+            throw SqliteError("cannot create store '" + path + "': checkpoint of the new store did not complete",
+                              SQLITE_BUSY);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        throw SqliteError("cannot create store '" + path + "': " + std::strerror(errno), SQLITE_CANTOPEN);
+    const auto slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    if (const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+    return path;
+}
+
+}  // namespace
+
 SqliteIngestStore::SqliteIngestStore(const std::string& path)
-    : write_conn_(path, Connection::Mode::read_write_create),
+    : write_conn_(create_if_absent(path), Connection::Mode::read_write_create),
       read_conn_(path, Connection::Mode::read_write_create) {
     configure_connection(write_conn_, true);
     migrate(write_conn_);
@@ -142,6 +181,30 @@ std::vector<DetectorStateRecord> SqliteIngestStore::load_detector_states(const s
         q.bind(1, id);
         if (q.step()) out.push_back({id, q.int64(0), q.text(1)});
         q.reset();
+    }
+    return out;
+}
+
+std::vector<StoredSample> SqliteIngestStore::load_samples(const std::string& kind, std::int64_t first_step,
+                                                          std::int64_t last_step) {
+    std::vector<StoredSample> out;
+    Statement q(read_conn_,
+                "SELECT t.run_id, s.tensor_id, s.step, s.layout_id, s.shape_id, s.dtype_id, s.v0, s.v1, s.v2, s.v3, s.v4, "
+                "s.v5, s.v6, s.v7 FROM tensor t JOIN sample s ON s.tensor_id = t.id WHERE t.kind = ? AND s.step BETWEEN "
+                "? AND ?");
+    q.bind(1, std::string_view(kind));
+    q.bind(2, first_step);
+    q.bind(3, last_step);
+    while (q.step()) {
+        StoredSample s;
+        s.run_id = q.int64(0);
+        s.row.tensor_id = q.int64(1);
+        s.row.step = q.int64(2);
+        s.row.layout_id = static_cast<std::int32_t>(q.int64(3));
+        s.row.shape_id = static_cast<std::int32_t>(q.opt_int64(4).value_or(0));
+        s.row.dtype_id = static_cast<std::int32_t>(q.opt_int64(5).value_or(0));
+        for (int k = 0; k < kValueColumns; ++k) s.row.values[k] = column_value(q.raw(), 6 + k);
+        out.push_back(s);
     }
     return out;
 }

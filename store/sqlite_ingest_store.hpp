@@ -23,6 +23,8 @@ public:
     IngestSnapshot load_snapshot() override;
     std::vector<TensorInfo> load_tensors(std::int64_t run_id) override;
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) override;
+    std::vector<StoredSample> load_samples(const std::string& kind, std::int64_t first_step,
+                                           std::int64_t last_step) override;
     void commit(const RecordBatch& batch) override;
 
 private:

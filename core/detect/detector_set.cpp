@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core/detect/anomaly_score.hpp"
 #include "core/text/number_text.hpp"
@@ -33,12 +34,16 @@ double median_of(std::vector<double> v) {
 
 std::int64_t vpp_number(const std::string& vpp) { return parse_int(vpp).value_or(0); }
 
+constexpr const char* kCrossSetting = "cross_rank_pending";
+
 }  // namespace
 
 DetectorSet::DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions options,
                          const std::vector<std::pair<std::string, std::string>>& settings, RecordBatch& batch,
                          std::function<void(const std::string&)> notice)
     : store_(store), keys_(keys), options_(std::move(options)), notice_(std::move(notice)) {
+    for (const auto& [k, v] : settings)
+        if (k == kCrossSetting) restore_cross(v);
     std::optional<std::string> config = options_.monitor_config_text;
     if (config) {
         batch.settings.emplace_back("monitor_config", *config);
@@ -185,28 +190,105 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
     }
 }
 
-void DetectorSet::cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
-    std::string group;
-    double value = 0;
-    std::string name = t.name;
+bool DetectorSet::cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
+                                   std::string& name, double& value) const {
     if (run.format == "mindformers") {
-        if (t.kind != "loss" && t.kind != "global_norm") return;
+        if (t.kind != "loss" && t.kind != "global_norm") return false;
         group = t.kind + ":value";
+        name = t.name;
         value = row.values[0];
-    } else {
-        if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return;
-        const std::string* layout = keys_.layout_ops(row.layout_id);
-        if (!layout) return;
-        const auto ops = numeric_ops(*layout);
-        const auto it = std::find(ops.begin(), ops.end(), "norm");
-        if (it == ops.end() || it - ops.begin() >= row.value_count) return;
-        group = t.kind + ":norm";
-        value = row.values[it - ops.begin()];
-        name = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+        return true;
     }
-    cross_[{group, row.step}].values[name][run.rank] = value;
-    auto& latest = cross_latest_[group][run.rank];
-    latest = std::max(latest, row.step);
+    if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return false;
+    const std::string* layout = keys_.layout_ops(row.layout_id);
+    if (!layout) return false;
+    const auto ops = numeric_ops(*layout);
+    const auto it = std::find(ops.begin(), ops.end(), "norm");
+    if (it == ops.end() || it - ops.begin() >= row.value_count) return false;
+    group = t.kind + ":norm";
+    value = row.values[it - ops.begin()];
+    name = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+    return true;
+}
+
+void DetectorSet::cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
+    std::string group, name;
+    double value = 0;
+    if (!cross_rank_value(row, t, run, group, name, value)) return;
+    auto [it, added] = cross_.try_emplace({group, row.step});
+    it->second.values[name][run.rank] = value;
+    auto [latest, first] = cross_latest_[group].try_emplace(run.rank, row.step);
+    if (added || first || row.step > latest->second) cross_changed_ = true;
+    latest->second = std::max(latest->second, row.step);
+}
+
+std::string DetectorSet::encode_cross() const {
+    nlohmann::json groups = nlohmann::json::object();
+    for (const auto& [group, by_rank] : cross_latest_) {
+        nlohmann::json latest = nlohmann::json::array();
+        for (const auto& [rank, step] : by_rank) latest.push_back({rank, step});
+        groups[group]["latest"] = std::move(latest);
+        groups[group]["pending"] = nlohmann::json::array();
+    }
+    // Waiting steps as [first, last] runs of consecutive steps: a long catch-up holds thousands.
+    for (auto it = cross_.begin(); it != cross_.end();) {
+        const std::string& group = it->first.first;
+        const std::int64_t first = it->first.second;
+        std::int64_t last = first;
+        for (++it; it != cross_.end() && it->first.first == group && it->first.second == last + 1; ++it) ++last;
+        groups[group]["pending"].push_back({first, last});
+    }
+    return groups.dump();
+}
+
+void DetectorSet::save_cross(RecordBatch& batch) {
+    if (!cross_changed_) return;
+    cross_changed_ = false;
+    const std::string text = encode_cross();
+    for (auto& [k, v] : batch.settings)
+        if (k == kCrossSetting) {
+            v = text;
+            return;
+        }
+    batch.settings.emplace_back(kCrossSetting, text);
+}
+
+void DetectorSet::restore_cross(const std::string& text) {
+    std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> pending;
+    try {
+        const auto groups = nlohmann::json::parse(text);
+        for (const auto& [group, g] : groups.items()) {
+            for (const auto& rs : g.at("latest"))
+                cross_latest_[group][rs.at(0).get<int>()] = rs.at(1).get<std::int64_t>();
+            for (const auto& range : g.at("pending"))
+                pending[group].emplace_back(range.at(0).get<std::int64_t>(), range.at(1).get<std::int64_t>());
+        }
+    } catch (const nlohmann::json::exception& e) {
+        notice_(std::string("saved cross-rank state is unreadable, starting afresh: ") + e.what());
+        cross_latest_.clear();
+        return;
+    }
+    // The waiting groups' values are the stored rows of those steps (stored in the same transactions as the
+    // state that names them).
+    std::set<std::int64_t> runs_loaded;
+    for (const auto& [group, ranges] : pending) {
+        const std::string kind = group.substr(0, group.find(':'));
+        for (const auto& [first, last] : ranges) {
+            for (auto& stored : store_.load_samples(kind, first, last)) {
+                if (runs_loaded.insert(stored.run_id).second) keys_.load_run_tensors(stored.run_id);
+                const TensorInfo* t = keys_.tensor(stored.row.tensor_id);
+                const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+                const std::string* layout = keys_.layout_ops(stored.row.layout_id);
+                if (!t || !run || !layout) continue;
+                stored.row.value_count =
+                    static_cast<std::int32_t>(std::min<std::size_t>(numeric_ops(*layout).size(), kMaxNumericOps));
+                std::string g, name;
+                double value = 0;
+                if (!cross_rank_value(stored.row, *t, *run, g, name, value) || g != group) continue;
+                cross_[{group, stored.row.step}].values[name][run->rank] = value;
+            }
+        }
+    }
 }
 
 void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
@@ -283,7 +365,9 @@ void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
             batch.anomalies.push_back(std::move(a));
         }
         it = cross_.erase(it);
+        cross_changed_ = true;
     }
+    save_cross(batch);
 }
 
 void DetectorSet::pace(int rank, std::int64_t step, Clock::time_point now) {
@@ -318,6 +402,7 @@ void DetectorSet::observe(RecordBatch& batch) {
     }
     for (auto id : touched_) batch.detector_states.push_back({id, states_[id].last_step, encode(states_[id])});
     touched_.clear();
+    save_cross(batch);
 }
 
 void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {

@@ -55,8 +55,16 @@ private:
                         RecordBatch& batch);
     void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                             RecordBatch& batch);
+    // The cross-rank group (kind:op) a row belongs to, the series name in it and the row's value; false if none.
+    bool cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
+                          std::string& name, double& value) const;
     void cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
     void cross_rank_evaluate(bool all, RecordBatch& batch);
+    // Which (group, step) wait to be judged and each rank's latest step, saved as a setting with every batch that
+    // changes them: a killed session's successor reloads the waiting groups' values from the stored rows.
+    std::string encode_cross() const;
+    void save_cross(RecordBatch& batch);
+    void restore_cross(const std::string& text);
     void pace(int rank, std::int64_t step, Clock::time_point now);
 
     IngestStore& store_;
@@ -70,6 +78,7 @@ private:
     // cross-rank: (group, step) → group values; per group, the latest step each rank reported
     std::map<std::pair<std::string, std::int64_t>, CrossGroup> cross_;
     std::map<std::string, std::map<int, std::int64_t>> cross_latest_;
+    bool cross_changed_ = false;  // since the last save_cross
     std::map<int, RankPace> pace_;
     bool live_ = false;
 };

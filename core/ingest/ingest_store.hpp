@@ -20,6 +20,12 @@ struct IngestSnapshot {
     std::vector<std::pair<std::string, std::string>> settings;
 };
 
+// A stored row with the run of its tensor.
+struct StoredSample {
+    std::int64_t run_id = 0;
+    SampleRow row;
+};
+
 // Implemented by store/ (SQLite); core/ never speaks SQL.
 class IngestStore {
 public:
@@ -29,6 +35,11 @@ public:
     virtual std::vector<TensorInfo> load_tensors(std::int64_t run_id) = 0;
     // Detector state saved for these tensors (absent ones have none yet).
     virtual std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) = 0;
+    // Stored rows of every tensor of `kind` with first_step <= step <= last_step, in no particular order (for
+    // detectors rebuilding what they held in memory when the previous session ended). value_count is 0: the
+    // caller knows how many values the row's layout has; absent and NaN values read as NaN.
+    virtual std::vector<StoredSample> load_samples(const std::string& kind, std::int64_t first_step,
+                                                   std::int64_t last_step) = 0;
     // Called on the engine's writing thread: rows, new keys, issues and file offsets in one transaction.
     // Throws on failure; nothing of the batch is then stored.
     virtual void commit(const RecordBatch& batch) = 0;

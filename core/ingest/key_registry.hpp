@@ -34,13 +34,15 @@ public:
 
     std::size_t run_count() const { return runs_.size(); }
 
+    // Makes tensor() know every stored tensor of this run (they are otherwise loaded when the run is first read).
+    void load_run_tensors(std::int64_t run_id);
+
     // Reverse lookups for detectors: what a tensor id, run id and layout id stand for.
     const TensorInfo* tensor(std::int64_t id) const;
     const RunInfo* run(std::int64_t id) const;
     const std::string* layout_ops(std::int64_t id) const;
 
 private:
-    void load_run_tensors(std::int64_t run_id);
     static void append_key(std::string& key, std::int64_t run_id, std::string_view kind, std::string_view vpp,
                            std::string_view name, std::optional<std::int64_t> micro);
 

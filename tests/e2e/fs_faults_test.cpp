@@ -329,11 +329,11 @@ private:
 
 TEST(FsFaults, a_full_disk_under_the_store_pauses_ingest_visibly_and_it_resumes_with_nothing_lost) {
     TempDir tmp;
-    SmallTmpfs disk(tmp / "disk", "512k");
+    SmallTmpfs disk(tmp / "disk", "1536k");  // room for a new store (~0.7 MB with its WAL), not for the rows
     if (!disk.mounted()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.error() << "): needs root";
     const auto env = isolated_env(tmp);
     const std::string job = tmp / "job", db = tmp / "disk/store.db";
-    // ~4 MB of rows: far more than 512 KiB of store.
+    // ~4 MB of rows: far more than 1.5 MiB of store.
     auto sim = run({program("msmon"), "simulate", job, "--ranks", "4", "--params", "32", "--steps", "60", "--seed", "5"}, env);
     ASSERT_EQ(sim.exit_code, 0) << sim.err;
     Background ingest(follow_args(job, db, "inotify"), tmp.path(), env);
