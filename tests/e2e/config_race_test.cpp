@@ -35,7 +35,14 @@ constexpr int kStepMs = 400;
 constexpr int kSlowRank = 3;
 // Phase 2's slow rank: its gap between reading the file and rewriting it is wide enough for the test to land an edit
 // in it on purpose, and well inside msmon's 300 ms settle window (msprobe's own gap is milliseconds).
+#ifdef MSMON_SANITIZED
+// An instrumented msmon needs ~100-200 ms more from spawn to its write, so 150 ms rarely fits it. While a
+// collection may run (here: the slow rank's), msmon's settle window is one step + 20 ms (420 ms), and a
+// write-back 350 ms after finish_begin is always inside it.
+constexpr int kSlowPauseMs = 350;
+#else
 constexpr int kSlowPauseMs = 150;
+#endif
 
 const char* kStartConfig = R"({
   "targets": {},

@@ -30,13 +30,19 @@ TEST(HugeLine, a_50_mb_line_is_reported_and_skipped_in_bounded_memory) {
     EXPECT_NE(r.out.find("1 malformed lines"), std::string::npos) << r.out;
     rusage usage{};
     ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &usage), 0);
-    EXPECT_LT(usage.ru_maxrss, 40 * 1024) << "peak RSS " << usage.ru_maxrss << " KB: the 50 MB line was held in memory";
     const std::string log = read_file(tmp / "state/msmon/msmon.log");
     EXPECT_NE(log.find("grad_reduced_0-2.csv:3"), std::string::npos) << log.substr(0, 2000);
     auto q = run({program("msmon"), "query", "--db", tmp / "store.db", "--op", "norm"}, env);
     EXPECT_NE(q.out.find("layer.weight,0,,norm,0.5"), std::string::npos) << q.out;
     EXPECT_NE(q.out.find("layer.weight,2,,norm,0.5"), std::string::npos) << q.out;
     std::printf("[HugeLine] peak RSS of msmon ingest (largest child): %ld KB\n", usage.ru_maxrss);
+#ifdef MSMON_SANITIZED
+    // The largest child's peak counts its pages before exec, i.e. this test process's: under ASan that holds the
+    // 50 MB string in the free quarantine plus shadow memory, so the figure says nothing about msmon.
+    GTEST_SKIP() << "peak RSS bound not checked under sanitizers (" << usage.ru_maxrss << " KB)";
+#else
+    EXPECT_LT(usage.ru_maxrss, 40 * 1024) << "peak RSS " << usage.ru_maxrss << " KB: the 50 MB line was held in memory";
+#endif
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -20,6 +21,24 @@ std::string selected_line(const std::string& screen) {
     for (std::string l; std::getline(in, l);)
         if (l.rfind(">", 0) == 0) return l;
     return "";
+}
+
+// The selected line with its row on the screen: it changes on every move of the selection.
+std::string selected_row(const std::string& screen) {
+    std::istringstream in(screen);
+    int row = 0;
+    for (std::string l; std::getline(in, l); ++row)
+        if (l.rfind(">", 0) == 0) return std::to_string(row) + ":" + l;
+    return "";
+}
+
+// The first screen on which `ok` holds within `timeout`, else the last one seen. tmux can show half a frame (the
+// table's title redrawn, its rows not yet), more often on a slow (sanitized) build: wait for what is checked.
+std::string screen_when(const TmuxSession& t, const std::function<bool(const std::string&)>& ok,
+                        milliseconds timeout) {
+    std::string screen;
+    wait_until([&] { return ok(screen = t.capture()); }, timeout);
+    return screen;
 }
 
 TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
@@ -42,20 +61,27 @@ TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
     // Sort by step: s cycles rank -> first anomaly -> step.
     t.send_keys("s", true);
     t.send_keys("s", true);
-    screen = t.wait_for("sort step", milliseconds(3000));
-    ASSERT_FALSE(screen.empty()) << t.capture();
+    screen = screen_when(t, [](const std::string& s) {
+        return s.find("sort step") != std::string::npos && selected_line(s).find("     0    0 ") != std::string::npos;
+    }, milliseconds(3000));
+    ASSERT_NE(screen.find("sort step"), std::string::npos) << screen;
     EXPECT_NE(selected_line(screen).find("     0    0 "), std::string::npos) << "step 0 is not first:\n" << screen;
     // Only AnomalyNan: the step-20 NaN on layers.1.fc1.weight is there.
     t.send_keys(":", true);
     t.send_keys("rule AnomalyNan", true);
     t.send_keys("Enter");
-    screen = t.wait_for("grouped  rule AnomalyNan", milliseconds(3000));  // the table's title, not the typed command
-    ASSERT_FALSE(screen.empty()) << t.capture();
+    screen = screen_when(t, [](const std::string& s) {  // the table's title, not the typed command
+        return s.find("grouped  rule AnomalyNan") != std::string::npos && s.find("layers.1.fc1.weight") != std::string::npos;
+    }, milliseconds(3000));
+    ASSERT_NE(screen.find("grouped  rule AnomalyNan"), std::string::npos) << screen;
     EXPECT_NE(screen.find("layers.1.fc1.weight"), std::string::npos) << screen;
     // Select that row: search downwards until it is the selected one.
+    // One key at a time, each seen to move the selection before the next: a key still queued in a slow TUI would
+    // move it past the row the loop stopped at.
     for (int i = 0; i < 80 && selected_line(t.capture()).find("layers.1.fc1.weight") == std::string::npos; ++i) {
+        const std::string before = selected_row(t.capture());
         t.send_keys("j", true);
-        std::this_thread::sleep_for(milliseconds(30));
+        if (wait_until([&] { return selected_row(t.capture()) != before; }, milliseconds(3000)).count() < 0) break;
     }
     const std::string chosen = selected_line(t.capture());
     ASSERT_NE(chosen.find("layers.1.fc1.weight"), std::string::npos) << t.capture();
@@ -68,8 +94,10 @@ TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
     EXPECT_NE(screen.find("rank 0"), std::string::npos) << screen;
     // Esc: back to the table, the same row still selected.
     t.send_keys("Escape");
-    screen = t.wait_for("grouped  rule AnomalyNan", milliseconds(3000));
-    ASSERT_FALSE(screen.empty()) << t.capture();
+    screen = screen_when(t, [&](const std::string& s) {
+        return s.find("grouped  rule AnomalyNan") != std::string::npos && selected_line(s) == chosen;
+    }, milliseconds(3000));
+    ASSERT_NE(screen.find("grouped  rule AnomalyNan"), std::string::npos) << screen;
     EXPECT_EQ(selected_line(screen), chosen);
 }
 

@@ -50,6 +50,8 @@ TEST(TuiConfig, toggle_dynamic_on_set_collect_times_review_and_save) {
     std::this_thread::sleep_for(milliseconds(20));
     TmuxSession t(f.command(), 120, 40, f.env);
     ASSERT_FALSE(t.wait_for("Overview", milliseconds(8000)).empty()) << t.capture();
+    // The tabs show before the run is read in; the config view's line about the latest collection needs the data.
+    ASSERT_FALSE(t.wait_for("steps 0-5", milliseconds(8000)).empty()) << t.capture();
     t.send_keys("5", true);
     std::string screen = t.wait_for("msprobe accepts this version", milliseconds(5000));
     ASSERT_FALSE(screen.empty()) << t.capture();

@@ -2,6 +2,7 @@
 #include "tests/support/test_env.hpp"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,19 +84,29 @@ Background::Background(const std::vector<std::string>& argv, const std::string& 
     const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(counter++);
     out_path_ = log_dir + "/bg-" + tag + ".out";
     err_path_ = log_dir + "/bg-" + tag + ".err";
+    name_ = argv.empty() ? std::string() : argv[0];
     pid_ = spawn(argv, env, out_path_, err_path_);
 }
 
 Background::~Background() {
     if (!reaped_ && pid_ > 0) {
-        ::kill(pid_, SIGKILL);
         int status = 0;
+        // A program that crashed while nobody waited for it (a sanitizer report aborts it) must not pass unseen.
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            if (WIFSIGNALED(status) && WTERMSIG(status) != sent_)
+                ADD_FAILURE() << name_ << " died of signal " << WTERMSIG(status)
+                              << " before the test ended; its stderr:\n" << err();
+            return;
+        }
+        ::kill(pid_, SIGKILL);
         ::waitpid(pid_, &status, 0);
     }
 }
 
 void Background::signal(int sig) {
-    if (!reaped_) ::kill(pid_, sig);
+    if (reaped_) return;
+    sent_ = sig;
+    ::kill(pid_, sig);
 }
 
 int Background::wait(std::chrono::milliseconds timeout) {

@@ -42,7 +42,7 @@ class Background {
 public:
     Background(const std::vector<std::string>& argv, const std::string& log_dir,
                const std::map<std::string, std::string>& env = {});
-    ~Background();  // SIGKILL if still running
+    ~Background();  // SIGKILL if still running; a test failure if it had died of a signal nobody sent it
     pid_t pid() const { return pid_; }
     void signal(int sig);
     // Waits for exit; returns the exit code, or -signal when killed by one; -1000 on timeout.
@@ -52,8 +52,9 @@ public:
 
 private:
     pid_t pid_ = -1;
-    std::string out_path_, err_path_;
+    std::string name_, out_path_, err_path_;
     bool reaped_ = false;
+    int sent_ = 0;  // the last signal sent through signal()
 };
 
 std::string read_file(const std::string& path);

@@ -67,7 +67,17 @@ std::string TmuxSession::wait_for(const std::string& text, std::chrono::millisec
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
         std::string screen = capture();
-        if (screen.find(text) != std::string::npos) return screen;
+        if (screen.find(text) != std::string::npos) {
+            // Half a frame (the title redrawn, the rows below not yet) passes in milliseconds; a frame whole on the
+            // screen stays. A live screen may never hold still: then the last one that shows the text.
+            for (int i = 0; i < 8; ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                std::string again = capture();
+                if (again == screen || again.find(text) == std::string::npos) break;
+                screen = std::move(again);
+            }
+            return screen;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
     }
     return "";

@@ -19,7 +19,8 @@ public:
     void resize(int width, int height);
     // The visible screen as text (lines joined by '\n').
     std::string capture() const;
-    // Waits until the screen contains `text`; returns the screen, or "" on timeout.
+    // Waits until the screen contains `text`; returns the screen, or "" on timeout. The screen returned is one that
+    // held still for a moment where possible: tmux can show half of a frame (a line redrawn, the rest not yet).
     std::string wait_for(const std::string& text, std::chrono::milliseconds timeout) const;
     bool alive() const;
     // Appends every byte the program writes to the terminal to `path` (tmux pipe-pane), from now on.

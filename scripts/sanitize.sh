@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds the tests and tools with AddressSanitizer + UndefinedBehaviorSanitizer (-DMSMON_SANITIZE=ON, no
+# benchmarks) into ./build-asan and runs every test through ctest. The programs the end-to-end tests spawn
+# (msmon, msmon-tui, msmon_test_trainer) are instrumented too and inherit the options below: a finding aborts
+# the process (SIGABRT), so a test that checks the child's exit fails. Every report, from any process, is also
+# written to build-asan/sanitizer-reports/, and any report there fails this script even if no test noticed
+# it (a TUI under tmux, a child the test killed). Exits non-zero on a failed test or on any report.
+#   scripts/sanitize.sh                   # everything
+#   scripts/sanitize.sh -R 'HugeLine'     # extra arguments go to ctest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+build=$repo/build-asan
+bash scripts/setup-deps.sh
+# -O1: quicker to build than -O2 and clearer stacks; NDEBUG as in the Release build the other tests use.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
+  -DMSMON_SANITIZE=ON -DMSMON_BUILD_BENCH=OFF \
+  -DMSMON_BUILD_TESTS=ON -DMSMON_WERROR=ON >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+reports=$build/sanitizer-reports
+rm -rf "$reports"
+mkdir -p "$reports"
+leaks=1
+# LeakSanitizer stops the process with a fatal error when it runs under ptrace (strace, gdb, some sandboxes).
+# Probe once with a program that exits cleanly; if that is why it fails, run without leak detection and say so.
+probe=$(ASAN_OPTIONS=detect_leaks=1 "$build/msmon" --help 2>&1 >/dev/null || true)
+if grep -q "LeakSanitizer has encountered a fatal error\|does not work under ptrace" <<<"$probe"; then
+  echo "sanitize: LeakSanitizer cannot run here (traced by pid $(awk '/^TracerPid/ {print $2}' /proc/self/status));" \
+    "running with detect_leaks=0" >&2
+  leaks=0
+fi
+
+# abort_on_error in UBSAN_OPTIONS too: otherwise a UBSan finding exits 1, which a test expecting exit 1 accepts.
+export ASAN_OPTIONS="detect_leaks=$leaks:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$reports/asan:log_exe_name=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$reports/ubsan:log_exe_name=1"
+status=0
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@" || status=$?
+
+shopt -s nullglob
+found=("$reports"/*)
+if [ ${#found[@]} -gt 0 ]; then
+  echo "sanitize: ${#found[@]} sanitizer report(s) in $reports:" >&2
+  for f in "${found[@]}"; do
+    echo "==== $f" >&2
+    cat "$f" >&2
+  done
+  [ "$status" -ne 0 ] || status=1
+fi
+exit "$status"
