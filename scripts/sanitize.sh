@@ -26,8 +26,9 @@ leaks=1
 # Probe once with a program that exits cleanly; if that is why it fails, run without leak detection and say so.
 probe=$(ASAN_OPTIONS=detect_leaks=1 "$build/msmon" --help 2>&1 >/dev/null || true)
 if grep -q "LeakSanitizer has encountered a fatal error\|does not work under ptrace" <<<"$probe"; then
-  echo "sanitize: LeakSanitizer cannot run here (traced by pid $(awk '/^TracerPid/ {print $2}' /proc/self/status));" \
-    "running with detect_leaks=0" >&2
+  echo "sanitize: LeakSanitizer cannot run in this environment ($(grep -m1 -o 'HINT: LeakSanitizer.*' <<<"$probe" ||
+    echo "fatal error"); TracerPid $(awk '/^TracerPid/ {print $2}' /proc/self/status)): running with detect_leaks=0," \
+    "so leaks are NOT checked" >&2
   leaks=0
 fi
 
@@ -41,10 +42,11 @@ shopt -s nullglob
 found=("$reports"/*)
 if [ ${#found[@]} -gt 0 ]; then
   echo "sanitize: ${#found[@]} sanitizer report(s) in $reports:" >&2
-  for f in "${found[@]}"; do
+  for f in "${found[@]:0:20}"; do
     echo "==== $f" >&2
     cat "$f" >&2
   done
+  [ ${#found[@]} -le 20 ] || echo "sanitize: ... and $((${#found[@]} - 20)) more in $reports" >&2
   [ "$status" -ne 0 ] || status=1
 fi
 exit "$status"
