@@ -1,6 +1,6 @@
-// libFuzzer target: the monitor config as msmon reads it (BOM strip + nlohmann parse, the same steps as
-// read_monitor_config, which only takes a path), then validate_monitor_config, then the render/parse round trip
-// that every save goes through.
+// libFuzzer target: the monitor config as msmon reads it (parse_monitor_config_text, what read_monitor_config
+// does with each read), then validate_monitor_config, then the render/parse round trip that every save goes
+// through.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -21,11 +21,12 @@ void check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    std::string_view body(reinterpret_cast<const char*>(data), size);
-    if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return 0;  // "being written"
-    if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
-    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(body.begin(), body.end(), nullptr, false);
-    if (doc.is_discarded()) return 0;
+    nlohmann::ordered_json doc;
+    std::string error;
+    if (!msmon::parse_monitor_config_text(std::string_view(reinterpret_cast<const char*>(data), size), doc, error)) {
+        check(!error.empty());
+        return 0;
+    }
 
     const msmon::ConfigCheck first = msmon::validate_monitor_config(doc);
 

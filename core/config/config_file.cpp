@@ -45,6 +45,21 @@ FileStamp stamp_of_fd(int fd) {
     return FileStamp{st.st_dev, st.st_ino, st.st_mtim, st.st_size};
 }
 
+bool parse_monitor_config_text(std::string_view text, nlohmann::ordered_json& doc, std::string& error) {
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+        error = "the file is empty";
+        return false;
+    }
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // msprobe's json.load would reject it
+    try {
+        doc = nlohmann::ordered_json::parse(text.begin(), text.end());
+        return true;
+    } catch (const nlohmann::ordered_json::exception& e) {
+        error = e.what();
+        return false;
+    }
+}
+
 ConfigRead read_monitor_config(const std::string& path, int attempts) {
     ConfigRead r;
     for (int i = 0; i < std::max(1, attempts); ++i) {
@@ -57,18 +72,12 @@ ConfigRead read_monitor_config(const std::string& path, int attempts) {
         r.mtime = st.st_mtim;
         bool ok = false;
         const std::string text = slurp(path, ok);
-        try {
-            if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw std::runtime_error("the file is empty");
-            std::string_view body = text;
-            if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);  // msprobe's json.load would reject it
-            r.doc = nlohmann::ordered_json::parse(body.begin(), body.end());
+        if (parse_monitor_config_text(text, r.doc, r.error)) {
             r.status = ConfigRead::Status::ok;
             r.error.clear();
             return r;
-        } catch (const std::exception& e) {
-            r.status = ConfigRead::Status::being_written;
-            r.error = e.what();
         }
+        r.status = ConfigRead::Status::being_written;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     r.status = ConfigRead::Status::invalid;

@@ -7,6 +7,7 @@
 
 #include <ctime>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,10 @@ struct ConfigRead {
     std::string error;
     timespec mtime{};
 };
+
+// One read's bytes as read_monitor_config takes them: a UTF-8 BOM is skipped (msprobe's json.load would reject
+// it); blank text is "the file is empty". False with `error` set when the text is not one JSON document.
+bool parse_monitor_config_text(std::string_view text, nlohmann::ordered_json& doc, std::string& error);
 
 // Reads and parses the config; an empty or unparsable read right after a change is retried (`attempts` × 50 ms)
 // before it is called invalid.

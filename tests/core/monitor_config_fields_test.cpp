@@ -116,3 +116,25 @@ TEST(ShippedConfigs, every_config_in_configs_passes_msprobe_validation_with_no_w
 
 }  // namespace
 }  // namespace msmon
+
+#include "core/config/config_file.hpp"
+
+namespace msmon {
+namespace {
+
+TEST(ConfigText, a_bom_is_skipped_blank_text_is_empty_and_a_cut_document_is_an_error) {
+    nlohmann::ordered_json doc;
+    std::string error;
+    ASSERT_TRUE(parse_monitor_config_text("\xEF\xBB\xBF{\"dynamic_on\": true, \"eps\": 1e-08}", doc, error)) << error;
+    EXPECT_EQ(doc["dynamic_on"], true);
+    EXPECT_EQ(doc.begin().key(), "dynamic_on");
+    EXPECT_FALSE(parse_monitor_config_text(" \n\t", doc, error));
+    EXPECT_EQ(error, "the file is empty");
+    error.clear();
+    EXPECT_FALSE(parse_monitor_config_text("{\"dynamic_on\": tr", doc, error));
+    EXPECT_NE(error.find("parse error"), std::string::npos) << error;
+    EXPECT_FALSE(parse_monitor_config_text("[1e999999]", doc, error));  // a number out of a double's range
+}
+
+}  // namespace
+}  // namespace msmon
