@@ -202,7 +202,8 @@ TEST(FsFaults, binary_garbage_and_invalid_utf8_are_counted_with_file_and_line_an
     ASSERT_GE(wait_until([&] { return has_value(db, 0, 1, env); }, milliseconds(8000)).count(), 0) << ingest.err();
     // Lines 6 and 7: binary garbage (NUL, 0xff, control bytes); line 8: a good row whose name is invalid UTF-8
     // (kept byte for byte: names are data); line 9: good.
-    std::string garbage("\x00\x01\x02\xff\xfe\x1b[2J binary\x7f", 19);
+    const char raw[] = "\x00\x01\x02\xff\xfe\x1b[2J binary\x7f";
+    const std::string garbage(raw, sizeof raw - 1);  // the NULs included, not the terminator
     append_file(path, garbage + "\n" + std::string(300, '\xff') + "\n" + row("bad\xff\xc0utf8.weight", 2, 7.5) +
                           row("embed.weight", 3, 8.5));
     ASSERT_GE(wait_until([&] { return has_value(db, 0, 3, env); }, milliseconds(5000)).count(), 0) << ingest.err();
