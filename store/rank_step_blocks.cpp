@@ -51,16 +51,20 @@ double aggregate_value(std::string_view op, const StepAggregate& a) {
 
 std::int64_t block_of(std::int64_t step) { return step >> kBlockShift; }  // arithmetic shift: floor for negatives
 
+StepAggregate decode_entry(const void* data) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    StepAggregate e;
+    std::memcpy(&e.step, p, 8);
+    std::memcpy(&e.acc, p + 8, 8);
+    std::memcpy(&e.n, p + 16, 4);
+    std::memcpy(&e.nans, p + 20, 4);
+    return e;
+}
+
 std::vector<StepAggregate> decode_block(const void* data, std::size_t bytes) {
     std::vector<StepAggregate> out(bytes / kBlockEntryBytes);
     const auto* p = static_cast<const unsigned char*>(data);
-    for (auto& e : out) {
-        std::memcpy(&e.step, p, 8);
-        std::memcpy(&e.acc, p + 8, 8);
-        std::memcpy(&e.n, p + 16, 4);
-        std::memcpy(&e.nans, p + 20, 4);
-        p += kBlockEntryBytes;
-    }
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = decode_entry(p + i * kBlockEntryBytes);
     return out;
 }
 

@@ -41,6 +41,8 @@ double aggregate_value(std::string_view op, const StepAggregate& a);
 void add_value(AggregateRule rule, StepAggregate& a, double v);
 
 std::int64_t block_of(std::int64_t step);
+// One entry at `p` (kBlockEntryBytes long), and a whole block.
+StepAggregate decode_entry(const void* p);
 std::vector<StepAggregate> decode_block(const void* data, std::size_t bytes);
 std::string encode_block(const std::vector<StepAggregate>& entries);
 

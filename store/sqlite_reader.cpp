@@ -159,14 +159,10 @@ public:
         std::vector<AnomalyRecord> out;
         // Without a step filter no step bound at all: a full-range bound makes SQLite walk anomaly_by_step, look
         // every row up by id and sort them back into id order, where a plain scan is already in id order.
-        Statement q(conn_, filter.steps
-                               ? "SELECT source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, "
-                                 "message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE "
-                                 "(?1 IS NULL OR source = ?1) AND (?2 IS NULL OR rank = ?2) AND step BETWEEN ?3 AND ?4 "
-                                 "ORDER BY id"
-                               : "SELECT source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, "
-                                 "message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE "
-                                 "(?1 IS NULL OR source = ?1) AND (?2 IS NULL OR rank = ?2) ORDER BY id");
+        Statement q(conn_, (std::string("SELECT ") + kAnomalyColumns +
+                            " FROM anomaly a WHERE (?1 IS NULL OR a.source = ?1) AND (?2 IS NULL OR a.rank = ?2)" +
+                            (filter.steps ? " AND a.step BETWEEN ?3 AND ?4" : "") + " ORDER BY a.id")
+                               .c_str());
         if (filter.source) q.bind(1, std::string_view(*filter.source));
         if (filter.rank) q.bind(2, *filter.rank);
         if (filter.steps) {
@@ -424,13 +420,10 @@ public:
             if (r.kind) st.bind(3, std::string_view(*r.kind));
             if (r.rank) st.bind(4, *r.rank);
         };
-        Statement faces(conn_, (std::string("SELECT ") + kAnomalyColumns + ", g.count, g.first_step, g.last_step, g.best "
-                                "FROM anomaly_group g JOIN anomaly a ON a.id = g.face_id WHERE g.id = ?")
-                                   .c_str());
-        auto add_face = [&](std::int64_t group_id) {
-            faces.reset();
-            faces.bind(1, group_id);
-            if (!faces.step()) return;
+        const std::string select = std::string("SELECT ") + kAnomalyColumns +
+                                   ", g.count, g.first_step, g.last_step, g.best FROM anomaly_group g JOIN anomaly a ON "
+                                   "a.id = g.face_id ";
+        auto add_face = [&](const Statement& faces) {
             AnomalyGroup g;
             g.face = read_anomaly(faces, 0);
             g.count = static_cast<int>(faces.int64(kAnomalyColumnCount));
@@ -444,13 +437,11 @@ public:
             bind_filters(count);
             count.step();
             page.total_groups = count.int64(0);
-            Statement ids(conn_, (std::string("SELECT g.id FROM anomaly_group g WHERE ") + where +
-                                  " ORDER BY g.best DESC, g.id LIMIT ?5 OFFSET ?6")
-                                     .c_str());
-            bind_filters(ids);
-            ids.bind(5, static_cast<std::int64_t>(r.limit));
-            ids.bind(6, static_cast<std::int64_t>(r.offset));
-            while (ids.step()) add_face(ids.int64(0));
+            Statement faces(conn_, (select + "WHERE " + where + " ORDER BY g.best DESC, g.id LIMIT ?5 OFFSET ?6").c_str());
+            bind_filters(faces);
+            faces.bind(5, static_cast<std::int64_t>(r.limit));
+            faces.bind(6, static_cast<std::int64_t>(r.offset));
+            while (faces.step()) add_face(faces);
             return page;
         }
         // A name regex is matched here: walk every matching group in order, keep the page, count the rest.
@@ -465,7 +456,12 @@ public:
             const auto pos = static_cast<std::size_t>(page.total_groups++);
             if (pos >= r.offset && pos < r.offset + r.limit) wanted.push_back(ids.int64(0));
         }
-        for (auto id : wanted) add_face(id);
+        Statement face(conn_, (select + "WHERE g.id = ?").c_str());
+        for (auto id : wanted) {
+            face.reset();
+            face.bind(1, id);
+            if (face.step()) add_face(face);
+        }
         return page;
     }
 
@@ -536,11 +532,9 @@ private:
             top.bind(3, last_block);
             while (top.step()) {
                 const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(top.raw(), 0));
-                if (bytes >= kBlockEntryBytes) {
-                    std::int64_t step = 0;
-                    std::memcpy(&step, static_cast<const char*>(sqlite3_column_blob(top.raw(), 0)) + bytes - kBlockEntryBytes, 8);
-                    hi = std::max(hi, step);
-                }
+                if (bytes >= kBlockEntryBytes)  // entries are step-sorted: the last one is the block's latest
+                    hi = std::max(hi, decode_entry(static_cast<const char*>(sqlite3_column_blob(top.raw(), 0)) + bytes -
+                                                   kBlockEntryBytes).step);
             }
             if (hi == std::numeric_limits<std::int64_t>::min()) return {};
             lo = hi - req.last_steps + 1;
@@ -562,13 +556,8 @@ private:
             const auto* data = static_cast<const char*>(sqlite3_column_blob(q.raw(), 1));
             const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(q.raw(), 1));
             for (std::size_t off = 0; off + kBlockEntryBytes <= bytes; off += kBlockEntryBytes) {
-                StepAggregate e;
-                std::memcpy(&e.step, data + off, 8);
-                if (e.step < lo) continue;
-                std::memcpy(&e.acc, data + off + 8, 8);
-                std::memcpy(&e.n, data + off + 16, 4);
-                std::memcpy(&e.nans, data + off + 20, 4);
-                current->points.push_back({e.step, aggregate_value(req.op, e)});
+                const StepAggregate e = decode_entry(data + off);
+                if (e.step >= lo) current->points.push_back({e.step, aggregate_value(req.op, e)});
             }
         }
         std::vector<RankSeries> out;
