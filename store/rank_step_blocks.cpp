@@ -1,5 +1,6 @@
 // rank_block maintenance: deltas per (kind, op, rank, step) in memory, merged block by block at commit.
 #include "store/rank_step_blocks.hpp"
+#include "store/sample_chunks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -96,10 +97,6 @@ RankStepBlockWriter::RankStepBlockWriter(Connection& conn)
       range_(conn,
              "INSERT INTO kind_range(kind, min_step, max_step) VALUES(?1, ?2, ?3) ON CONFLICT(kind) DO UPDATE SET "
              "min_step = min(min_step, excluded.min_step), max_step = max(max_step, excluded.max_step)"),
-      rows_of_step_(conn,
-                    "SELECT s.layout_id, s.v0, s.v1, s.v2, s.v3, s.v4, s.v5, s.v6, s.v7 FROM tensor t JOIN run r ON "
-                    "r.id = t.run_id JOIN sample s ON s.tensor_id = t.id AND s.step = ?3 WHERE t.kind = ?1 AND "
-                    "r.rank = ?2"),
       tensor_q_(conn, "SELECT t.kind, r.rank FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.id = ?"),
       layout_q_(conn, "SELECT ops FROM layout WHERE id = ?") {}
 
@@ -178,21 +175,34 @@ void RankStepBlockWriter::rebuild(const SampleRow& row) {
 }
 
 void RankStepBlockWriter::recompute(const Key& sk) {
-    // Drop what was collected for this step and take the sample table's word for it.
+    // Drop what was collected for this step and take the stored samples' word for it.
     for (std::size_t op = 0; op < ops_.size(); ++op) deltas_.erase(Key{sk.kind, static_cast<int>(op), sk.rank, sk.step});
-    rows_of_step_.reset();
-    rows_of_step_.bind(1, std::string_view(kinds_[static_cast<std::size_t>(sk.kind)]));
-    rows_of_step_.bind(2, sk.rank);
-    rows_of_step_.bind(3, sk.step);
+    // Prepared on first use: a migration from a store older than sample_chunk aggregates without it.
+    if (!rows_of_step_)
+        rows_of_step_ = std::make_unique<Statement>(
+            conn_,
+            "SELECT s.tensor_id, s.data FROM tensor t JOIN run r ON r.id = t.run_id JOIN sample_chunk s ON s.tensor_id "
+            "= t.id AND s.block = ?4 AND s.first_step <= ?3 AND s.last_step >= ?3 WHERE t.kind = ?1 AND r.rank = ?2");
+    Statement& rows_of_step = *rows_of_step_;
+    rows_of_step.reset();
+    rows_of_step.bind(1, std::string_view(kinds_[static_cast<std::size_t>(sk.kind)]));
+    rows_of_step.bind(2, sk.rank);
+    rows_of_step.bind(3, sk.step);
+    rows_of_step.bind(4, sample_block_of(sk.step));
     std::vector<std::int64_t> layout_ids;
     std::vector<std::vector<double>> values;
-    while (rows_of_step_.step()) {
-        layout_ids.push_back(rows_of_step_.int64(0));
-        std::vector<double> v(kValueColumns);
-        for (int k = 0; k < kValueColumns; ++k) v[static_cast<std::size_t>(k)] = column_value(rows_of_step_.raw(), 1 + k);
-        values.push_back(std::move(v));
+    std::vector<SampleRow> chunk;
+    while (rows_of_step.step()) {
+        chunk.clear();
+        decode_chunk(sqlite3_column_blob(rows_of_step.raw(), 1),
+                     static_cast<std::size_t>(sqlite3_column_bytes(rows_of_step.raw(), 1)), rows_of_step.int64(0), chunk);
+        for (const SampleRow& r : chunk) {
+            if (r.step != sk.step) continue;
+            layout_ids.push_back(r.layout_id);
+            values.emplace_back(r.values, r.values + kValueColumns);
+        }
     }
-    rows_of_step_.reset();
+    rows_of_step.reset();
     for (std::size_t i = 0; i < layout_ids.size(); ++i) {
         const std::vector<int>& ops = layout(layout_ids[i]);
         for (std::size_t k = 0; k < ops.size() && k < static_cast<std::size_t>(kValueColumns); ++k) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,7 +55,7 @@ public:
 
     // One sample row (its tensor and layout must be in the tables already, this transaction's included).
     void add(const SampleRow& row);
-    // The row replaced a stored one: its step's aggregates are rebuilt from the sample table at flush.
+    // The row replaced a stored one: its step's aggregates are rebuilt from the stored samples at flush.
     void rebuild(const SampleRow& row);
     // Writes and forgets everything collected.
     void flush();
@@ -86,7 +87,8 @@ private:
     static constexpr std::size_t kMaxDeltas = 65536;
 
     Connection& conn_;
-    Statement read_, write_, erase_, range_, rows_of_step_, tensor_q_, layout_q_;
+    Statement read_, write_, erase_, range_, tensor_q_, layout_q_;
+    std::unique_ptr<Statement> rows_of_step_;
     std::unordered_map<std::int64_t, TensorKey> tensors_;
     std::unordered_map<std::int64_t, std::vector<int>> layouts_;
     std::vector<std::string> kinds_, ops_;

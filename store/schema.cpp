@@ -1,10 +1,12 @@
-// Schema v1. Layout choice: one row per (tensor, step) holding all of the row's ops, keyed
-// (tensor_id, step) WITHOUT ROWID, so a series read is one range scan and ingest writes one b-tree entry per
-// CSV row instead of one per value. NULL in an op slot inside the layout means NaN (SQLite stores NaN as NULL).
+// The schema and its migrations. Samples: v1–v4 kept one row per (tensor, step) in `sample`; v5 keeps chunks of
+// a tensor's steps in `sample_chunk` (store/sample_chunks.hpp), so ingest writes one b-tree entry per tensor and
+// commit (not per CSV row) and a series read decodes a few blobs. bind_value/column_value remain for the
+// migration that reads the old table (NULL there meant NaN).
 #include "store/schema.hpp"
 
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
+#include "store/sample_chunks.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -182,6 +184,21 @@ CREATE TABLE anomaly_group(
 CREATE INDEX anomaly_group_by_best ON anomaly_group(best DESC, id);
 CREATE INDEX tensor_by_kind_layout ON tensor(kind, layout_id);
 )sql",
+    // 4 → 5: samples in chunks of a tensor's steps (store/sample_chunks.hpp); the sample table's rows move over.
+    R"sql(
+-- A rowid table: a chunk (up to ~5 KB) stays on its page, where an index b-tree (WITHOUT ROWID) would spill
+-- anything over ~2 KB of an 8 KB page into an overflow page of its own.
+CREATE TABLE sample_chunk(
+  id INTEGER PRIMARY KEY,
+  tensor_id INTEGER NOT NULL,
+  block INTEGER NOT NULL,
+  first_step INTEGER NOT NULL,
+  last_step INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE UNIQUE INDEX sample_chunk_key ON sample_chunk(tensor_id, block, first_step, last_step);
+)sql",
 };
 
 // A store written before anomaly_group existed: group every stored anomaly, in the order they were stored.
@@ -221,6 +238,37 @@ void backfill_rank_blocks(Connection& conn) {
         if (++n % 1000000 == 0) blocks.flush();
     }
     blocks.flush();
+}
+
+// A store written before sample_chunk existed: every sample row into chunks, then the old table goes.
+void move_samples_to_chunks(Connection& conn) {
+    SampleChunkWriter chunks(conn);
+    std::vector<SampleRow> rows;
+    std::vector<std::uint32_t> order;
+    auto write = [&] {
+        order.resize(rows.size());
+        for (std::size_t k = 0; k < rows.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
+        chunks.write(rows, order, [](const SampleRow&) {});
+        rows.clear();
+    };
+    {
+        Statement q(conn,
+                    "SELECT tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample "
+                    "ORDER BY tensor_id, step");
+        while (q.step()) {
+            SampleRow& row = rows.emplace_back();
+            row.tensor_id = q.int64(0);
+            row.step = q.int64(1);
+            row.layout_id = static_cast<std::int32_t>(q.int64(2));
+            row.shape_id = static_cast<std::int32_t>(q.opt_int64(3).value_or(0));
+            row.dtype_id = static_cast<std::int32_t>(q.opt_int64(4).value_or(0));
+            row.value_count = kValueColumns;
+            for (int k = 0; k < kValueColumns; ++k) row.values[k] = column_value(q.raw(), 5 + k);
+            if (rows.size() >= 1000000) write();  // a tensor's block cut here is merged by the next write
+        }
+    }
+    write();
+    conn.exec("DROP TABLE sample");
 }
 
 }  // namespace
@@ -276,6 +324,7 @@ void migrate(Connection& conn) {
         conn.exec(kMigrations[v]);
         if (v == 2) backfill_rank_blocks(conn);
         if (v == 3) backfill_anomaly_groups(conn);
+        if (v == 4) move_samples_to_chunks(conn);
         conn.exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
         txn.commit();
     }

@@ -5,10 +5,10 @@
 
 namespace msmon {
 
-inline constexpr int kSchemaVersion = 4;
-inline constexpr int kValueColumns = 8;  // sample.v0 .. v7: numeric op slots, in the row's layout order
+inline constexpr int kSchemaVersion = 5;
+inline constexpr int kValueColumns = 8;  // numeric op slots of a row, in the row's layout order
 
-// Op values in sample.v0..v7. NULL is NaN (or an absent slot, per the row's layout); -0.0 is stored as its
+// Op values in REAL columns (the v1–v4 sample table, anomaly values). NULL is NaN (or an absent slot, per the row's layout); -0.0 is stored as its
 // 8 IEEE bytes because SQLite turns whole-number REALs into integers, which would drop the sign.
 void bind_value(sqlite3_stmt* st, int index, bool present, double value);
 double column_value(sqlite3_stmt* st, int col);

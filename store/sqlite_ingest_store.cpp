@@ -13,47 +13,21 @@
 
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
+#include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
 
 namespace msmon {
 
 namespace {
 
-constexpr int kRowsPerInsert = 32;     // rows per multi-row INSERT: amortizes per-statement work
-constexpr int kParamsPerRow = 5 + kValueColumns;
-
-// `replace`: INSERT OR REPLACE; else a plain INSERT that fails on a repeated (tensor, step), which is how the
-// writer learns that a stored value is being replaced (rank_block then rebuilds that step).
-std::string sample_insert_sql(int rows, bool replace = false) {
-    std::string sql = std::string(replace ? "INSERT OR REPLACE" : "INSERT") +
-                      " INTO sample(tensor_id, step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, v7) VALUES";
-    for (int r = 0; r < rows; ++r) sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    return sql;
-}
-
-// Binds one row's parameters starting at `first` (1-based); NULL where an op slot is absent or NaN.
-void bind_sample(sqlite3_stmt* st, int first, const SampleRow& row) {
-    sqlite3_bind_int64(st, first, row.tensor_id);
-    sqlite3_bind_int64(st, first + 1, row.step);
-    sqlite3_bind_int64(st, first + 2, row.layout_id);
-    if (row.shape_id) sqlite3_bind_int64(st, first + 3, row.shape_id);
-    else sqlite3_bind_null(st, first + 3);
-    if (row.dtype_id) sqlite3_bind_int64(st, first + 4, row.dtype_id);
-    else sqlite3_bind_null(st, first + 4);
-    for (int k = 0; k < kValueColumns; ++k) bind_value(st, first + 5 + k, k < row.value_count, row.values[k]);
-}
-
 }  // namespace
 
 struct SqliteIngestStore::WriteStatements {
     explicit WriteStatements(Connection& c)
-        : sample_many(c, sample_insert_sql(kRowsPerInsert).c_str()),
-          run(c, "INSERT INTO run(id, rank, path, time_label, uid, format) VALUES(?,?,?,?,?,?)"),
+        : run(c, "INSERT INTO run(id, rank, path, time_label, uid, format) VALUES(?,?,?,?,?,?)"),
           tensor(c, "INSERT INTO tensor(id, run_id, kind, vpp_stage, name, micro_step, layout_id) VALUES(?,?,?,?,?,?,?)"),
           layout(c, "INSERT INTO layout(id, ops) VALUES(?,?)"),
           text(c, "INSERT INTO text_value(id, text) VALUES(?,?)"),
-          sample(c, sample_insert_sql(1).c_str()),
-          sample_replace(c, sample_insert_sql(1, true).c_str()),
           file(c,
                "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, "
                "context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"),
@@ -75,7 +49,7 @@ struct SqliteIngestStore::WriteStatements {
           setting(c, "INSERT OR REPLACE INTO setting(key, value) VALUES(?,?)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
-    Statement sample_many, run, tensor, layout, text, sample, sample_replace, file, event, anomaly, checkpoint_clear, checkpoint,
+    Statement run, tensor, layout, text, file, event, anomaly, checkpoint_clear, checkpoint,
         module_struct, detector, whole_file, setting, issue, stack;
 };
 
@@ -121,6 +95,7 @@ SqliteIngestStore::SqliteIngestStore(const std::string& path)
     stmts_ = std::make_unique<WriteStatements>(write_conn_);
     blocks_ = std::make_unique<RankStepBlockWriter>(write_conn_);
     groups_ = std::make_unique<AnomalyGroupWriter>(write_conn_);
+    chunks_ = std::make_unique<SampleChunkWriter>(write_conn_);
 }
 
 SqliteIngestStore::~SqliteIngestStore() = default;
@@ -188,23 +163,13 @@ std::vector<DetectorStateRecord> SqliteIngestStore::load_detector_states(const s
 std::vector<StoredSample> SqliteIngestStore::load_samples(const std::string& kind, std::int64_t first_step,
                                                           std::int64_t last_step) {
     std::vector<StoredSample> out;
-    Statement q(read_conn_,
-                "SELECT t.run_id, s.tensor_id, s.step, s.layout_id, s.shape_id, s.dtype_id, s.v0, s.v1, s.v2, s.v3, s.v4, "
-                "s.v5, s.v6, s.v7 FROM tensor t JOIN sample s ON s.tensor_id = t.id WHERE t.kind = ? AND s.step BETWEEN "
-                "? AND ?");
-    q.bind(1, std::string_view(kind));
-    q.bind(2, first_step);
-    q.bind(3, last_step);
-    while (q.step()) {
-        StoredSample s;
-        s.run_id = q.int64(0);
-        s.row.tensor_id = q.int64(1);
-        s.row.step = q.int64(2);
-        s.row.layout_id = static_cast<std::int32_t>(q.int64(3));
-        s.row.shape_id = static_cast<std::int32_t>(q.opt_int64(4).value_or(0));
-        s.row.dtype_id = static_cast<std::int32_t>(q.opt_int64(5).value_or(0));
-        for (int k = 0; k < kValueColumns; ++k) s.row.values[k] = column_value(q.raw(), 6 + k);
-        out.push_back(s);
+    Statement tensors(read_conn_, "SELECT id, run_id FROM tensor WHERE kind = ?");
+    tensors.bind(1, std::string_view(kind));
+    SampleChunkReader chunks(read_conn_);
+    std::vector<SampleRow> rows;
+    while (tensors.step()) {
+        chunks.read(tensors.int64(0), first_step, last_step, rows);
+        for (const SampleRow& r : rows) out.push_back({tensors.int64(1), r});
     }
     return out;
 }
@@ -241,48 +206,23 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.tensor.bind(7, t.layout_id);
         s.tensor.run();
     }
-    // The hot loop: rows go in kRowsPerInsert at a time, every parameter bound on every row (no clear_bindings).
-    // A chunk holding a repeated (tensor, step) fails as a whole (the statement is undone) and goes in row by row:
-    // a repeat then replaces the stored row, last write wins, and its step's aggregates are rebuilt.
+    // Rows in key order, into chunks (store/sample_chunks.hpp): stable, so a repeated (tensor, step) keeps its
+    // last write last. A row that replaces a stored value has its step's aggregates rebuilt from the samples.
     RankStepBlockWriter& blocks = *blocks_;
     blocks.clear();
-    auto step_reset = [&](sqlite3_stmt* st) {
-        const int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        return rc;
-    };
-    auto insert_one = [&](const SampleRow& row) {
-        bind_sample(s.sample.raw(), 1, row);
-        int rc = step_reset(s.sample.raw());
-        if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-            bind_sample(s.sample_replace.raw(), 1, row);
-            rc = step_reset(s.sample_replace.raw());
-            blocks.rebuild(row);
-        }
-        if (rc != SQLITE_DONE) write_conn_.fail("insert sample", rc);
-    };
-    // In key order: a file lists every tensor of a step, so its rows land all over the b-tree; sorted, each
-    // tensor's steps go in one after another (stable: a repeated (tensor, step) keeps its last write last).
+    if (last_commit_failed_) chunks_->clear();
+    last_commit_failed_ = true;
     const std::size_t n = batch.rows.size();
     order_.resize(n);
     for (std::size_t k = 0; k < n; ++k) order_[k] = static_cast<std::uint32_t>(k);
-    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    auto key_less = [&](std::uint32_t a, std::uint32_t b) {
         const SampleRow& x = batch.rows[a];
         const SampleRow& y = batch.rows[b];
         return x.tensor_id != y.tensor_id ? x.tensor_id < y.tensor_id : x.step < y.step;
-    });
-    auto row_at = [&](std::size_t k) -> const SampleRow& { return batch.rows[order_[k]]; };
-    std::size_t i = 0;
-    for (; i + kRowsPerInsert <= n; i += kRowsPerInsert) {
-        for (int r = 0; r < kRowsPerInsert; ++r) bind_sample(s.sample_many.raw(), 1 + r * kParamsPerRow, row_at(i + static_cast<std::size_t>(r)));
-        const int rc = step_reset(s.sample_many.raw());
-        if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-            for (int r = 0; r < kRowsPerInsert; ++r) insert_one(row_at(i + static_cast<std::size_t>(r)));
-        } else if (rc != SQLITE_DONE) {
-            write_conn_.fail("insert sample", rc);
-        }
-    }
-    for (; i < n; ++i) insert_one(row_at(i));
+    };
+    if (!std::is_sorted(order_.begin(), order_.end(), key_less))  // the engine hands batches over sorted
+        std::stable_sort(order_.begin(), order_.end(), key_less);
+    chunks_->write(batch.rows, order_, [&](const SampleRow& row) { blocks.rebuild(row); });
     for (const auto& row : batch.rows) blocks.add(row);
     blocks.flush();
     for (const auto& st : batch.stacks) {
@@ -390,6 +330,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.file.run();
     }
     txn.commit();
+    last_commit_failed_ = false;
 }
 
 }  // namespace msmon

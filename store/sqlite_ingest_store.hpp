@@ -13,6 +13,7 @@ namespace msmon {
 
 class RankStepBlockWriter;
 class AnomalyGroupWriter;
+class SampleChunkWriter;
 
 class SqliteIngestStore final : public IngestStore {
 public:
@@ -34,6 +35,8 @@ private:
     std::unique_ptr<WriteStatements> stmts_;
     std::unique_ptr<RankStepBlockWriter> blocks_;
     std::unique_ptr<AnomalyGroupWriter> groups_;
+    std::unique_ptr<SampleChunkWriter> chunks_;
+    bool last_commit_failed_ = false;  // chunks_ then forgets what it learned about the stored chunks
     std::vector<std::uint32_t> order_;  // a batch's rows in (tensor, step) order
 };
 

@@ -9,6 +9,7 @@
 
 #include "core/layout/monitor_layout.hpp"
 #include "store/rank_step_blocks.hpp"
+#include "store/sample_chunks.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_handle.hpp"
@@ -78,9 +79,8 @@ public:
                           "t.kind = ?2) ORDER BY r.rank, r.time_label, r.id, t.kind, t.id");
         if (filter.rank) tensors.bind(1, *filter.rank);
         if (filter.kind) tensors.bind(2, std::string_view(*filter.kind));
-        Statement rows(conn_,
-                       "SELECT step, layout_id, shape_id, dtype_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample "
-                       "WHERE tensor_id = ? AND step BETWEEN ? AND ? ORDER BY step");
+        SampleChunkReader chunks(conn_);
+        std::vector<SampleRow> rows;
         const std::int64_t lo = filter.steps ? filter.steps->min() : std::numeric_limits<std::int64_t>::min();
         const std::int64_t hi = filter.steps ? filter.steps->max() : std::numeric_limits<std::int64_t>::max();
         Point p;
@@ -95,29 +95,26 @@ public:
             p.vpp_stage = vpp;
             p.name = name;
             p.micro_step = tensors.opt_int64(6);
-            rows.bind(1, tensors.int64(0));
-            rows.bind(2, lo);
-            rows.bind(3, hi);
-            while (rows.step()) {
-                p.step = rows.int64(0);
+            chunks.read(tensors.int64(0), lo, hi, rows);
+            for (const SampleRow& row : rows) {
+                p.step = row.step;
                 if (filter.steps && !filter.steps->contains(p.step)) continue;
-                const Layout& layout = layouts_.at(rows.int64(1));
+                const Layout& layout = layouts_.at(row.layout_id);
                 for (std::size_t k = 0; k < layout.ops.size(); ++k) {
                     if (filter.op && *filter.op != layout.ops[k]) continue;
                     p.op = layout.ops[k];
                     const int slot = layout.slot[k];
                     if (slot < 0) {
-                        const int col = slot == -1 ? 2 : 3;
+                        const std::int32_t id = slot == -1 ? row.shape_id : row.dtype_id;
                         p.is_text = true;
-                        p.text = rows.is_null(col) ? std::string_view() : text_of(rows.int64(col));
+                        p.text = id ? text_of(id) : std::string_view();
                     } else {
                         p.is_text = false;
-                        p.value = column_value(rows.raw(), 4 + slot);
+                        p.value = row.values[slot];
                     }
                     sink(p);
                 }
             }
-            rows.reset();
         }
     }
 
@@ -246,10 +243,11 @@ public:
 
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
         std::vector<std::pair<int, std::int64_t>> out;
-        // max(step) per tensor is one index seek (the primary key is (tensor_id, step)).
+        // A tensor's last step is in its last block: two index seeks (the key is (tensor_id, block, first_step)).
         Statement q(conn_,
-                    "SELECT r.rank, max((SELECT max(step) FROM sample WHERE tensor_id = t.id)) FROM tensor t JOIN run r "
-                    "ON r.id = t.run_id GROUP BY r.rank ORDER BY r.rank");
+                    "SELECT r.rank, max((SELECT max(s.last_step) FROM sample_chunk s WHERE s.tensor_id = t.id AND s.block "
+                    "= (SELECT max(block) FROM sample_chunk WHERE tensor_id = t.id))) FROM tensor t JOIN run r ON r.id "
+                    "= t.run_id GROUP BY r.rank ORDER BY r.rank");
         while (q.step())
             if (!q.is_null(1)) out.emplace_back(static_cast<int>(q.int64(0)), q.int64(1));
         return out;
@@ -311,13 +309,11 @@ public:
         Statement tensors(conn_, "SELECT id, run_id, kind FROM tensor ORDER BY id");
         while (tensors.step())
             if (is_known_v1_prefix(tensors.text(2))) first.try_emplace({tensors.int64(1), tensors.text(2)}, tensors.int64(0));
-        std::vector<std::int64_t> steps;
-        Statement q(conn_, "SELECT step FROM sample WHERE tensor_id = ? ORDER BY step DESC LIMIT ?");
+        std::vector<std::int64_t> steps, recent;
+        SampleChunkReader chunks(conn_);
         for (const auto& [key, id] : first) {
-            q.reset();
-            q.bind(1, id);
-            q.bind(2, static_cast<std::int64_t>(limit));
-            while (q.step()) steps.push_back(q.int64(0));
+            chunks.recent_steps(id, limit, recent);
+            steps.insert(steps.end(), recent.begin(), recent.end());
         }
         std::sort(steps.begin(), steps.end(), std::greater<>());
         steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
@@ -341,12 +337,9 @@ public:
         while (t.step())
             if (!name_re || std::regex_search(t.text(2), *name_re)) tensors.push_back({t.int64(0), static_cast<int>(t.int64(1))});
         std::int64_t hi = std::numeric_limits<std::int64_t>::min();
-        Statement last(conn_, "SELECT max(step) FROM sample WHERE tensor_id = ?");
-        for (const auto& tensor : tensors) {
-            last.bind(1, tensor.id);
-            if (last.step() && !last.is_null(0)) hi = std::max(hi, last.int64(0));
-            last.reset();
-        }
+        SampleChunkReader chunks(conn_);
+        for (const auto& tensor : tensors)
+            if (const auto last = chunks.last_step(tensor.id)) hi = std::max(hi, *last);
         const std::int64_t lo = req.last_steps > 0 && hi != std::numeric_limits<std::int64_t>::min()
                                     ? hi - req.last_steps + 1
                                     : std::numeric_limits<std::int64_t>::min();
@@ -356,21 +349,18 @@ public:
             bool nan = false;
         };
         std::map<int, std::map<std::int64_t, Acc>> acc;
-        Statement rows(conn_,
-                       "SELECT step, layout_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample WHERE tensor_id = ? AND "
-                       "step >= ? ORDER BY step");
+        std::vector<SampleRow> rows;
         for (const auto& tensor : tensors) {
-            rows.bind(1, tensor.id);
-            rows.bind(2, lo);
+            chunks.read(tensor.id, lo, std::numeric_limits<std::int64_t>::max(), rows);
             auto& per_step = acc[tensor.rank];
-            while (rows.step()) {
-                const Layout& layout = layouts_.at(rows.int64(1));
+            for (const SampleRow& row : rows) {
+                const Layout& layout = layouts_.at(row.layout_id);
                 int slot = -1;
                 for (std::size_t k = 0; k < layout.ops.size(); ++k)
                     if (layout.ops[k] == req.op) slot = layout.slot[k];
                 if (slot < 0) continue;
-                const double v = column_value(rows.raw(), 2 + slot);
-                Acc& a = per_step[rows.int64(0)];
+                const double v = row.values[slot];
+                Acc& a = per_step[row.step];
                 if (std::isnan(v)) {
                     a.nan = true;
                     continue;
@@ -381,7 +371,6 @@ public:
                 a.mx = std::max(a.mx, v);
                 ++a.n;
             }
-            rows.reset();
         }
         std::vector<RankSeries> out;
         for (auto& [rank, per_step] : acc) {

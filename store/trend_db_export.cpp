@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/text/number_text.hpp"
+#include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_handle.hpp"
 
@@ -300,16 +301,17 @@ SourceScan scan_source(Connection& src, const TrendDbOptions& options) {
         tensors.reset();
     }
 
-    Statement rows(src, "SELECT step, layout_id FROM sample WHERE tensor_id = ?");
+    SampleChunkReader chunks(src);
+    std::vector<SampleRow> rows;
     for (auto& t : scan.tensors) {
-        rows.bind(1, t.id);
+        chunks.read(t.id, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(), rows);
         std::int64_t count = 0;
-        while (rows.step()) {
+        for (const SampleRow& row : rows) {
             ++count;
-            const auto layout = scan.layouts.find(rows.int64(1));
+            const auto layout = scan.layouts.find(row.layout_id);
             if (layout != scan.layouts.end()) scan.metric_stats[t.metric] |= layout->second.mask;
             if (!t.vpp) continue;
-            const std::int64_t step = rows.int64(0);
+            const std::int64_t step = row.step;
             ++scan.rank_step_rows[t.rank][step];
             if (options.micro_step) {
                 // The entry exists even when micro_step < 0 (count 0), as in data2db's defaultdict.
@@ -320,7 +322,6 @@ SourceScan scan_source(Connection& src, const TrendDbOptions& options) {
                 scan.max_step = std::max(scan.max_step, step);
             }
         }
-        rows.reset();
         t.has_rows = count > 0;
         if (!t.has_rows) continue;
         scan.metric_seen[t.metric] = true;
@@ -586,10 +587,8 @@ TrendDbSummary export_trend_db(const std::string& store_path, const std::string&
         // rank is read in windows of source steps, and a window is sorted in memory. step' grows with (step,
         // micro_step), so windows never overlap. The sort is stable: of two rows with one key, the first read
         // wins.
-        Statement rows(
-            src,
-            "SELECT step, layout_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample WHERE tensor_id = ? AND "
-            "step BETWEEN ? AND ? ORDER BY step");
+        SampleChunkReader chunks(src);
+        std::vector<SampleRow> rows;
         std::vector<TrendRow> window;
         std::vector<std::uint32_t> order;
         auto tensor = scan.tensors.begin();
@@ -610,20 +609,15 @@ TrendDbSummary export_trend_db(const std::string& store_path, const std::string&
                     row.rank = rank;
                     row.target_id = t->target_id;
                     row.metric_id = metric_ids[t->metric];
-                    rows.bind(1, t->id);
-                    rows.bind(2, first->first);
-                    rows.bind(3, last->first);
-                    while (rows.step()) {
-                        const std::int64_t step = rows.int64(0);
+                    chunks.read(t->id, first->first, last->first, rows);
+                    for (const SampleRow& sample : rows) {
+                        const std::int64_t step = sample.step;
                         row.step = options.micro_step ? prefix.at(step) + t->micro : step;
-                        const StatSlots& slots = scan.layouts.at(rows.int64(1));
+                        const StatSlots& slots = scan.layouts.at(sample.layout_id);
                         for (std::size_t k = 0; k < kStatCount; ++k)
-                            row.values[k] = slots.slot[k] < 0
-                                                ? kNull
-                                                : trend_value(column_value(rows.raw(), 2 + slots.slot[k]));
+                            row.values[k] = slots.slot[k] < 0 ? kNull : trend_value(sample.values[slots.slot[k]]);
                         window.push_back(row);
                     }
-                    rows.reset();
                 }
                 order.resize(window.size());
                 std::iota(order.begin(), order.end(), 0u);

@@ -190,33 +190,53 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
     }
 }
 
-bool DetectorSet::cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
-                                   std::string& name, double& value) const {
+bool DetectorSet::cross_rank_key(const TensorInfo& t, const RunInfo& run, std::int32_t layout_id, CrossKey& key) const {
+    key.layout_id = layout_id;
+    key.applies = false;
     if (run.format == "mindformers") {
         if (t.kind != "loss" && t.kind != "global_norm") return false;
-        group = t.kind + ":value";
-        name = t.name;
-        value = row.values[0];
-        return true;
+        key.group = t.kind + ":value";
+        key.name = t.name;
+        key.slot = 0;
+        key.needs_count = false;
+        return key.applies = true;
     }
     if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return false;
-    const std::string* layout = keys_.layout_ops(row.layout_id);
+    const std::string* layout = keys_.layout_ops(layout_id);
     if (!layout) return false;
     const auto ops = numeric_ops(*layout);
     const auto it = std::find(ops.begin(), ops.end(), "norm");
-    if (it == ops.end() || it - ops.begin() >= row.value_count) return false;
-    group = t.kind + ":norm";
-    value = row.values[it - ops.begin()];
-    name = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+    if (it == ops.end()) return false;
+    key.group = t.kind + ":norm";
+    key.name = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+    key.slot = static_cast<int>(it - ops.begin());
+    key.needs_count = true;
+    return key.applies = true;
+}
+
+bool DetectorSet::cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
+                                   std::string& name, double& value) const {
+    CrossKey key;
+    if (!cross_rank_key(t, run, row.layout_id, key) || (key.needs_count && key.slot >= row.value_count)) return false;
+    group = std::move(key.group);
+    name = std::move(key.name);
+    value = row.values[key.slot];
     return true;
 }
 
 void DetectorSet::cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
-    std::string group, name;
-    double value = 0;
-    if (!cross_rank_value(row, t, run, group, name, value)) return;
-    auto [it, added] = cross_.try_emplace({group, row.step});
-    it->second.values[name][run.rank] = value;
+    // What cross_rank_value answers, with the strings worked out once per (tensor, layout).
+    CrossKey& key = cross_keys_[row.tensor_id];
+    if (key.layout_id != row.layout_id) cross_rank_key(t, run, row.layout_id, key);
+    if (!key.applies || (key.needs_count && key.slot >= row.value_count)) return;
+    const double value = row.values[key.slot];
+    cross_probe_.first = key.group;
+    cross_probe_.second = row.step;
+    auto it = cross_.find(cross_probe_);
+    const bool added = it == cross_.end();
+    if (added) it = cross_.emplace(cross_probe_, CrossGroup{}).first;
+    const std::string& group = key.group;
+    it->second.values[key.name][run.rank] = value;
     auto [latest, first] = cross_latest_[group].try_emplace(run.rank, row.step);
     if (added || first || row.step > latest->second) cross_changed_ = true;
     latest->second = std::max(latest->second, row.step);
@@ -395,11 +415,13 @@ void DetectorSet::observe(RecordBatch& batch) {
             if (run->format == "mindformers") mindformers_checks(row, *t, *run, st, batch);
             else if (rules_ && !rules_->rules.empty()) msprobe_compat(row, *t, *run, st, batch);
             st.last_step = row.step;
-            touched_.insert(row.tensor_id);
+            if (touched_.empty() || touched_.back() != row.tensor_id) touched_.push_back(row.tensor_id);
         }
         cross_rank_collect(row, *t, *run);
         if (live_) pace(run->rank, row.step, now);
     }
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     for (auto id : touched_) batch.detector_states.push_back({id, states_[id].last_step, encode(states_[id])});
     touched_.clear();
     save_cross(batch);

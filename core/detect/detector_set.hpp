@@ -37,6 +37,14 @@ private:
         std::vector<MsprobeSeriesState> ops;  // per numeric op slot
         std::int64_t spike_count = 0;         // global_norm: consecutive values ≥ threshold
     };
+    // Where a tensor's rows go in the cross-rank comparison, worked out once per (tensor, layout).
+    struct CrossKey {
+        std::int32_t layout_id = -1;
+        bool applies = false;
+        int slot = 0;                // the value's slot in the row
+        bool needs_count = false;    // msprobe rows: the slot must be within the row's value_count
+        std::string group, name;
+    };
     struct CrossGroup {
         std::map<std::string, std::map<int, double>> values;  // name → rank → value
     };
@@ -56,6 +64,7 @@ private:
     void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                             RecordBatch& batch);
     // The cross-rank group (kind:op) a row belongs to, the series name in it and the row's value; false if none.
+    bool cross_rank_key(const TensorInfo& t, const RunInfo& run, std::int32_t layout_id, CrossKey& key) const;
     bool cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
                           std::string& name, double& value) const;
     void cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
@@ -74,7 +83,9 @@ private:
     std::optional<MsprobeAlertRules> rules_;
     std::string error_;
     std::unordered_map<std::int64_t, TensorState> states_;
-    std::set<std::int64_t> touched_;
+    std::vector<std::int64_t> touched_;  // tensors whose state changed in this batch (rows come sorted by tensor)
+    std::unordered_map<std::int64_t, CrossKey> cross_keys_;
+    std::pair<std::string, std::int64_t> cross_probe_;  // reused lookup key: no allocation per row
     // cross-rank: (group, step) → group values; per group, the latest step each rank reported
     std::map<std::pair<std::string, std::int64_t>, CrossGroup> cross_;
     std::map<std::string, std::map<int, std::int64_t>> cross_latest_;

@@ -12,10 +12,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
 
+#include "store/sample_chunks.hpp"
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
@@ -64,13 +66,62 @@ StoreState inspect(const std::string& db) {
         s.integrity = std::string("cannot check: ") + sqlite3_errmsg(h);
     }
     sqlite3_finalize(st);
-    // A store killed before its schema was committed has no sample table yet: 0 rows.
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM sample", -1, &st, nullptr) == SQLITE_OK &&
+    // A store killed before its schema was committed has no sample_chunk table yet: 0 rows.
+    if (sqlite3_prepare_v2(h, "SELECT coalesce(sum(n), 0) FROM sample_chunk", -1, &st, nullptr) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         s.rows = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     sqlite3_close(h);
     return s;
+}
+
+// Every stored sample, one line per (tensor, step). Chunks are compared decoded: two stores chunk the same rows
+// differently when their commits fell elsewhere (store/sample_chunks.hpp).
+void dump_samples(sqlite3* h, std::vector<std::string>& out, std::string& error) {
+    std::map<std::int64_t, std::string> layouts, texts;
+    auto load = [&](const char* sql, std::map<std::int64_t, std::string>& into) {
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, nullptr) != SQLITE_OK) {
+            error = std::string("cannot prepare '") + sql + "': " + sqlite3_errmsg(h);
+            return;
+        }
+        while (sqlite3_step(st) == SQLITE_ROW)
+            into[sqlite3_column_int64(st, 0)] = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+        sqlite3_finalize(st);
+    };
+    load("SELECT id, ops FROM layout", layouts);
+    load("SELECT id, text FROM text_value", texts);
+    const char* sql =
+        "SELECT s.tensor_id, s.data, r.path, t.kind, t.vpp_stage, t.name, coalesce(t.micro_step, 'NULL') FROM "
+        "sample_chunk s LEFT JOIN tensor t ON t.id = s.tensor_id LEFT JOIN run r ON r.id = t.run_id";
+    sqlite3_stmt* st = nullptr;
+    if (!error.empty() || sqlite3_prepare_v2(h, sql, -1, &st, nullptr) != SQLITE_OK) {
+        if (error.empty()) error = std::string("cannot prepare '") + sql + "': " + sqlite3_errmsg(h);
+        return;
+    }
+    auto text = [&](int col) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, col))); };
+    auto id_text = [](const std::map<std::int64_t, std::string>& m, std::int64_t id) {
+        const auto it = m.find(id);
+        return it == m.end() ? std::string("NULL") : "'" + it->second + "'";
+    };
+    std::vector<msmon::SampleRow> rows;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rows.clear();
+        msmon::decode_chunk(sqlite3_column_blob(st, 1), static_cast<std::size_t>(sqlite3_column_bytes(st, 1)),
+                            sqlite3_column_int64(st, 0), rows);
+        const std::string tensor = text(2) + "\t" + text(3) + "\t" + text(4) + "\t" + text(5) + "\t" + text(6);
+        for (const auto& r : rows) {
+            std::string line = "sample\t" + tensor + "\t" + std::to_string(r.step) + "\t" + id_text(layouts, r.layout_id) +
+                               "\t" + id_text(texts, r.shape_id) + "\t" + id_text(texts, r.dtype_id);
+            for (int k = 0; k < msmon::kMaxNumericOps; ++k) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "\t%.17g", r.values[k]);
+                line += buf;
+            }
+            out.push_back(std::move(line));
+        }
+    }
+    sqlite3_finalize(st);
 }
 
 // Every row of every table, with ids (run, tensor, file, layout, text) replaced by what they stand for, since two
@@ -83,10 +134,6 @@ std::vector<std::string> dump_store(const std::string& db, std::string& error) {
         "SELECT 'text', text FROM text_value",
         "SELECT 'tensor', r.path, t.kind, t.vpp_stage, t.name, t.micro_step, l.ops FROM tensor t "
         "LEFT JOIN run r ON r.id = t.run_id LEFT JOIN layout l ON l.id = t.layout_id",
-        "SELECT 'sample', r.path, t.kind, t.vpp_stage, t.name, t.micro_step, s.step, l.ops, sh.text, dt.text, s.v0, "
-        "s.v1, s.v2, s.v3, s.v4, s.v5, s.v6, s.v7 FROM sample s LEFT JOIN tensor t ON t.id = s.tensor_id "
-        "LEFT JOIN run r ON r.id = t.run_id LEFT JOIN layout l ON l.id = s.layout_id "
-        "LEFT JOIN text_value sh ON sh.id = s.shape_id LEFT JOIN text_value dt ON dt.id = s.dtype_id",
         "SELECT 'file', f.path, r.path, f.kind, f.dev, f.ino, f.fp_len, f.fp_hash, f.offset, f.line, f.header, "
         "f.context FROM file f LEFT JOIN run r ON r.id = f.run_id",
         "SELECT 'parse_issue', f.path, p.line, p.reason, p.excerpt FROM parse_issue p LEFT JOIN file f ON f.id = p.file_id",
@@ -115,6 +162,7 @@ std::vector<std::string> dump_store(const std::string& db, std::string& error) {
         sqlite3_close(h);
         return out;
     }
+    dump_samples(h, out, error);
     for (const char* sql : kTables) {
         sqlite3_stmt* st = nullptr;
         if (sqlite3_prepare_v2(h, sql, -1, &st, nullptr) != SQLITE_OK) {

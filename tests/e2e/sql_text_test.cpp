@@ -36,7 +36,7 @@ TEST(SqlText, names_with_quotes_and_statements_are_stored_and_queried_literally)
     std::set<std::string> names;
     for (const auto& r : rows) names.insert(r.name);
     EXPECT_EQ(names, (std::set<std::string>{evil, evil2, "plain.weight"}));
-    auto tables = sqlite_rows(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('sample', 'tensor')", error);
+    auto tables = sqlite_rows(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('sample_chunk', 'tensor')", error);
     ASSERT_TRUE(error.empty()) << error;
     EXPECT_EQ(tables[0][0], "2");
 

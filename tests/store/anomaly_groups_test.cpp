@@ -6,6 +6,7 @@
 
 #include "store/reader.hpp"
 #include "store/sqlite_ingest_store.hpp"
+#include "tests/support/old_store.hpp"
 #include "tests/support/test_env.hpp"
 #include "tui/models/anomaly_table.hpp"
 
@@ -109,6 +110,7 @@ TEST(AnomalyGroups, a_store_written_before_anomaly_group_is_filled_when_opened) 
         c.exec("DROP TABLE anomaly_group");
         c.exec("DROP TABLE anomaly_breadth");
         c.exec("DROP INDEX tensor_by_kind_layout");
+        rewrite_samples_as_version_4(c);
         c.exec("PRAGMA user_version=3");
     }
     { SqliteIngestStore reopened(db); }

@@ -10,6 +10,7 @@
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_ingest_store.hpp"
+#include "tests/support/old_store.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -162,6 +163,7 @@ TEST(RankStepBlocks, a_store_written_before_rank_block_is_filled_when_opened) {
         c.exec("DROP TABLE anomaly_breadth");
         c.exec("DROP TABLE kind_range");
         c.exec("DROP INDEX tensor_by_kind_layout");
+        rewrite_samples_as_version_4(c);
         c.exec("PRAGMA user_version=2");
     }
     { SqliteIngestStore reopened(db); }

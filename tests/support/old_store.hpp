@@ -1,0 +1,12 @@
+// Stores as older msmon versions wrote them, made from a current one, for the migration tests.
+#pragma once
+
+#include "store/sqlite_handle.hpp"
+
+namespace msmon::test {
+
+// Moves every sample from sample_chunk back into the one-row-per-(tensor, step) `sample` table of schema v1–v4
+// (NULL for NaN and absent slots, -0.0 as its 8 bytes) and drops sample_chunk. The caller sets user_version.
+void rewrite_samples_as_version_4(Connection& conn);
+
+}  // namespace msmon::test
