@@ -170,6 +170,7 @@ int run_ingest_command(int argc, char** argv) {
         j["ranks"] = summary.ranks;
         j["runs"] = summary.runs;
         j["errors"] = c.issues.load();
+        j["repeats"] = summary.repeats;
         j["seconds"] = seconds;
         std::printf("%s\n", j.dump(2).c_str());
     } else {

@@ -20,7 +20,7 @@ const CommandSpec kSimulateSpec{
     "simulate",
     "OUTDIR [--ranks N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--record-steps N]\n"
     "       [--xy] [--seed N] [--logs] [--health] [--log-variant V] [--log-max-bytes N] [--ckpt-every N]\n"
-    "       [--restart-at S]",
+    "       [--restart-at S] [--tensorboard] [--moe-experts N] [--expert-collapse STEP[:LAYER:EXPERT]]",
     "Writes a training run's msprobe monitor output under OUTDIR/monitor_output, in the exact format of the\n"
     "real monitor: one <time>-rank<N>-<uid> folder per rank, grad/optimizer/param CSVs per step.\n"
     "With --logs, also what MindFormers writes for the same job under OUTDIR/output: log/rank_<N>/info.log\n"
@@ -28,7 +28,10 @@ const CommandSpec kSimulateSpec{
     "is msprobe's step N.\n"
     "Faults: spike@STEP[:rRANK][xFACTOR] (all gradients x100 by default), nan@STEP[:rRANK] (a NaN\n"
     "gradient), stop@STEP (spikes at STEP-1 and STEP, and the data-skip ValueError ends the job at STEP).\n"
-    "With --logs, any two consecutive global norms >= 3.0 end the job the same way.",
+    "With --logs, any two consecutive global norms >= 3.0 end the job the same way.\n"
+    "With --tensorboard, also MindFormers' TensorBoard event files under OUTDIR/output/tensorboard/rank_<N>/:\n"
+    "the step scalars, TrainingStateMonitor's weight_norm and throughput_linearity, the config as text, and\n"
+    "expert_load per MoE layer and expert (add_scalars sub-writer folders).",
     {
         {"--ranks", "N", "ranks (default 8)"},
         {"--steps", "S", "optimizer steps (default 100)"},
@@ -45,6 +48,9 @@ const CommandSpec kSimulateSpec{
         {"--log-max-bytes", "N", "info.log rotation size, 0 for none (default 52428800, as MindFormers)"},
         {"--ckpt-every", "N", "checkpoint every N steps (default 10)"},
         {"--restart-at", "S", "the job dies after step S and is relaunched, appending to the same logs"},
+        {"--tensorboard", "", "also write MindFormers' TensorBoard event files (output/tensorboard/rank_<N>/)"},
+        {"--moe-experts", "N", "experts per MoE layer in expert_load (default 8; 2 layers)"},
+        {"--expert-collapse", "STEP[:L:E]", "from STEP on, expert E of layer L takes most tokens (default L 1, E 3)"},
     },
     1,
     1,
@@ -90,6 +96,7 @@ int run_simulate_command(int argc, char** argv) {
                      {"--log-max-bytes", 0, 1LL << 40, &mf.log_max_bytes},
                      {"--ckpt-every", 1, 1000000000, &mf.ckpt_every},
                      {"--restart-at", 1, 1100000000, &mf.restart_at}};
+    std::int64_t experts = mf.moe_experts;
     for (const auto& opt : ints) {
         auto v = args->value(opt.name);
         if (!v) continue;
@@ -98,6 +105,32 @@ int run_simulate_command(int argc, char** argv) {
             return usage_error(std::string(opt.name) + " takes a whole number from " +
                                std::to_string(opt.lo) + " to " + std::to_string(opt.hi));
         *opt.target = *n;
+    }
+    if (auto v = args->value("--moe-experts")) {
+        auto n = parse_int(*v);
+        if (!n || *n < 2 || *n > 1024) return usage_error("--moe-experts takes a whole number from 2 to 1024");
+        experts = *n;
+    }
+    mf.moe_experts = static_cast<int>(experts);
+    if (auto v = args->value("--expert-collapse")) {
+        // STEP or STEP:LAYER:EXPERT
+        std::string_view text = *v;
+        std::int64_t parts[3] = {-1, mf.collapse_layer, mf.collapse_expert};
+        int count = 0;
+        while (count < 3) {
+            const auto colon = text.find(':');
+            auto n = parse_int(text.substr(0, colon));
+            if (!n || *n < 0) return usage_error("--expert-collapse takes STEP or STEP:LAYER:EXPERT");
+            parts[count++] = *n;
+            if (colon == std::string_view::npos) break;
+            text = text.substr(colon + 1);
+        }
+        if ((count != 1 && count != 3) || parts[1] >= mf.moe_layers || parts[2] >= mf.moe_experts)
+            return usage_error("--expert-collapse takes STEP or STEP:LAYER:EXPERT (layer < " +
+                               std::to_string(mf.moe_layers) + ", expert < " + std::to_string(mf.moe_experts) + ")");
+        mf.collapse_step = parts[0];
+        mf.collapse_layer = static_cast<int>(parts[1]);
+        mf.collapse_expert = static_cast<int>(parts[2]);
     }
     o.ranks = static_cast<int>(ranks);
     o.params = static_cast<int>(params);
@@ -112,7 +145,8 @@ int run_simulate_command(int argc, char** argv) {
     }
     mf.logs = args->has("--logs");
     mf.health = args->has("--health");
-    const bool mindformers = mf.logs || mf.health;
+    mf.tensorboard = args->has("--tensorboard");
+    const bool mindformers = mf.logs || mf.health || mf.tensorboard;
     mf.stop_on_spikes = mindformers;  // without MindFormers output, msprobe's output stays as it always was
     if (auto v = args->value("--log-variant")) {
         auto variant = parse_mf_log_variant(*v);

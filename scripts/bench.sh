@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh >/dev/null
 ./build/bench/ingest_bench --repeats "${REPEATS:-5}"
+./build/bench/event_file_bench --repeats "${REPEATS:-5}"
 ./build/bench/query_scale_bench --max-values "${QUERY_SCALE_MAX_VALUES:-1e7}" --repeats "${REPEATS:-5}"
 ./build/bench/live_latency_bench --ranks 64 --seconds "${LATENCY_SECONDS:-20}"
 if [ -x ./build/bench/render_bench ]; then

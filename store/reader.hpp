@@ -45,6 +45,7 @@ struct StoreSummary {
     std::int64_t series = 0;  // (tensor, op) pairs
     std::int64_t files = 0;
     std::int64_t issues = 0;
+    std::int64_t repeats = 0;  // rows that repeated a stored (tensor, step): the later value replaced the earlier
 };
 
 struct IssueRecord {

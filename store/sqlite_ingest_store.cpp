@@ -47,10 +47,13 @@ struct SqliteIngestStore::WriteStatements {
           detector(c, "INSERT OR REPLACE INTO detector_state(tensor_id, last_step, state) VALUES(?,?,?)"),
           whole_file(c, "INSERT OR REPLACE INTO whole_file(path, size, mtime_ns, hash) VALUES(?,?,?,?)"),
           setting(c, "INSERT OR REPLACE INTO setting(key, value) VALUES(?,?)"),
+          // The count of repeated (tensor, step) rows, kept as a setting so it survives restarts.
+          repeats(c, "INSERT INTO setting(key, value) VALUES('repeated_values', ?) ON CONFLICT(key) DO UPDATE SET "
+                     "value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
-    Statement run, tensor, layout, text, file, event, anomaly, checkpoint_clear, checkpoint,
-        module_struct, detector, whole_file, setting, issue, stack;
+    Statement run, tensor, layout, text, file, event, anomaly, checkpoint_clear, checkpoint, module_struct, detector,
+        whole_file, setting, repeats, issue, stack;
 };
 
 namespace {
@@ -212,6 +215,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
     blocks.clear();
     if (last_commit_failed_) chunks_->clear();
     last_commit_failed_ = true;
+    std::int64_t repeated = 0;  // rows that replaced a stored value (or one earlier in this batch)
     const std::size_t n = batch.rows.size();
     order_.resize(n);
     for (std::size_t k = 0; k < n; ++k) order_[k] = static_cast<std::uint32_t>(k);
@@ -222,9 +226,16 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
     };
     if (!std::is_sorted(order_.begin(), order_.end(), key_less))  // the engine hands batches over sorted
         std::stable_sort(order_.begin(), order_.end(), key_less);
-    chunks_->write(batch.rows, order_, [&](const SampleRow& row) { blocks.rebuild(row); });
+    chunks_->write(batch.rows, order_, [&](const SampleRow& row) {
+        ++repeated;
+        blocks.rebuild(row);
+    });
     for (const auto& row : batch.rows) blocks.add(row);
     blocks.flush();
+    if (repeated > 0) {
+        s.repeats.bind(1, repeated);
+        s.repeats.run();
+    }
     for (const auto& st : batch.stacks) {
         s.stack.bind(1, st.run_id);
         s.stack.bind(2, st.module);

@@ -132,6 +132,7 @@ public:
         s.tensors = scalar("SELECT count(*) FROM tensor");
         s.files = scalar("SELECT count(*) FROM file");
         s.issues = scalar("SELECT count(*) FROM parse_issue");
+        s.repeats = scalar("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM setting WHERE key = 'repeated_values'), 0)");
         Statement per_layout(conn_, "SELECT layout_id, count(*) FROM tensor GROUP BY layout_id");
         while (per_layout.step()) {
             auto it = layouts_.find(per_layout.int64(0));

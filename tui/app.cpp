@@ -9,6 +9,7 @@
 #include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
 #include "tui/views/config_view.hpp"
+#include "tui/views/expert_load_view.hpp"
 #include "tui/views/health_view.hpp"
 #include "tui/views/overview_view.hpp"
 
@@ -24,6 +25,7 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
     views_.push_back(std::make_unique<AnomaliesView>(shared_, open_chart));
     views_.push_back(std::make_unique<HealthView>());
     views_.push_back(std::make_unique<ConfigView>(config_path.empty() ? nullptr : std::make_unique<ConfigEditor>(config_path)));
+    views_.push_back(std::make_unique<ExpertLoadView>());
     global_keys_ = {
         {{'q'}, "q", "quit", [this] {
              quit_ = true;
@@ -33,7 +35,7 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
              help_ = !help_;
              return Reaction::redraw;
          }},
-        {{'1', '2', '3', '4', '5'}, "1-5", "switch tab", [] { return Reaction::none; }},  // handled with the digit
+        {{'1', '2', '3', '4', '5', '6'}, "1-6", "switch tab", [] { return Reaction::none; }},  // handled with the digit
         {{kKeyTab}, "Tab", "next tab", [this] {
              current_ = (current_ + 1) % views_.size();
              return Reaction::reload;
@@ -161,7 +163,7 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
         redraw = true;
         return true;
     }
-    if (key >= '1' && key <= '5' && static_cast<std::size_t>(key - '1') < views_.size()) {
+    if (key >= '1' && key <= '6' && static_cast<std::size_t>(key - '1') < views_.size()) {
         current_ = static_cast<std::size_t>(key - '1');
         reload = redraw = true;
         return true;

@@ -29,7 +29,7 @@ public:
     explicit App(std::unique_ptr<Reader> reader, const std::string& config_path = "");
     ~App();
 
-    // Selects a tab by name (overview, chart, anomalies, health, config); false if there is none.
+    // Selects a tab by name (overview, chart, anomalies, health, config, experts); false if there is none.
     bool select_view(const std::string& name);
     // Re-reads the models of the visible view.
     void collect();

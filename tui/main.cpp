@@ -43,7 +43,7 @@ constexpr const char* kUsage =
     "  --demo             run the built-in simulator live (8 ranks, a loss spike at step 20, a NaN on rank 3 at\n"
     "                     step 35, msprobe alert rules) and open on it\n"
     "  --demo-step-ms MS  the demo's pace (default 500 ms per step)\n"
-    "  --snapshot VIEW    ingest, print one frame of VIEW (overview, chart, anomalies, health, config) as text, exit\n"
+    "  --snapshot VIEW    ingest, print one frame of VIEW (overview, chart, anomalies, health, config, experts) as text, exit\n"
     "  --size WxH         the snapshot's size (default 120x40)\n"
     "Inside: ? lists every key of the current view.\n";
 

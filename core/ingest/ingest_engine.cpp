@@ -18,6 +18,7 @@
 #include "core/detect/detector_set.hpp"
 #include "core/ingest/batch_committer.hpp"
 #include "core/ingest/csv_consumer.hpp"
+#include "core/ingest/event_file_consumer.hpp"
 #include "core/ingest/key_registry.hpp"
 #include "core/ingest/log_consumer.hpp"
 #include "core/ingest/source_layout.hpp"
@@ -97,6 +98,7 @@ struct IngestEngine::Impl {
     std::unique_ptr<KeyRegistry> keys;
     std::unique_ptr<CsvConsumer> csv;
     std::unique_ptr<LogConsumer> logs;
+    std::unique_ptr<EventFileConsumer> events;
     std::unique_ptr<WholeFileReader> wholes;
     std::unique_ptr<DetectorSet> detectors;
     std::unique_ptr<BatchCommitter> committer;
@@ -130,6 +132,8 @@ struct IngestEngine::Impl {
         const std::string name = basename_of(path);
         if (auto c = classify_child_dir(DirRole::root, name); c && c->role != DirRole::root) {
             track_dir(path, *c, dirname_of(path));
+        } else if (is_csv2tb_dir_name(name)) {
+            track_dir(path, DirClass{DirRole::tb_root, 0, "", ""}, dirname_of(path));
         } else if (has_v1_csv_files(path)) {
             notice("'" + path + "' holds msprobe CSVs but its name has no rank (<time>-rank<N>-<uid>): read as rank 0");
             track_dir(path, DirClass{DirRole::run_v1, 0, "", ""}, dirname_of(path));
@@ -242,7 +246,10 @@ struct IngestEngine::Impl {
                 return;
             }
             if (dirs.count(path)) return;
-            if (auto c = classify_child_dir(td.role, name)) track_dir(path, *c, name == "output" ? path : td.mf_output);
+            if (auto c = classify_child_dir(td.role, name)) {
+                if (c->role == DirRole::tb_rank && (td.role == DirRole::tb_rank || td.role == DirRole::run_v2)) c->rank = td.rank;
+                track_dir(path, *c, name == "output" ? path : td.mf_output);
+            }
             return;
         }
         auto fit = files.find(path);
@@ -258,8 +265,11 @@ struct IngestEngine::Impl {
             f.v2 = fc->v2;
             f.rank = fc->rank;
             const bool is_log = fc->format == FileFormat::log_file_sink || fc->format == FileFormat::log_stdout;
-            f.progress.run_id = is_log ? log_run_id(td, fc->rank) : td.run_id;
+            const bool is_events = fc->format == FileFormat::tf_events;
+            // Event files join the MindFormers run of their rank: a metric both write is one series.
+            f.progress.run_id = is_log || is_events ? log_run_id(td, fc->rank) : td.run_id;
             if (is_log) f.progress.kind = fc->format == FileFormat::log_stdout ? "worker_log" : "info_log";
+            if (is_events) f.progress.kind = "tf_events";
             if (is_whole_file(fc->format)) f.progress.kind = "json";
             fit = files.emplace(path, std::move(f)).first;
             owner.counters_.files.fetch_add(1);
@@ -285,6 +295,9 @@ struct IngestEngine::Impl {
                                                           : FileFormat::json_anomaly_dump;
                 const std::string parent = basename_of(dirname_of(p.path));
                 f.rank = parent.rfind("rank", 0) == 0 ? std::atoi(parent.c_str() + 4) : 0;
+            } else if (p.kind == "tf_events") {
+                f.format = FileFormat::tf_events;
+                f.rank = run ? run->rank : 0;
             } else if (p.kind == "info_log" || p.kind == "worker_log") {
                 f.format = p.kind == "info_log" ? FileFormat::log_file_sink : FileFormat::log_stdout;
                 f.rank = run ? run->rank : 0;
@@ -337,6 +350,7 @@ struct IngestEngine::Impl {
     ConsumeResult consume(TrackedFile& f, std::string_view data) {
         if (f.format == FileFormat::log_file_sink || f.format == FileFormat::log_stdout)
             return logs->consume(f, data, batch);
+        if (f.format == FileFormat::tf_events) return events->consume(f, data, batch, options.read_chunk);
         return csv->consume(f, data, batch);
     }
 
@@ -376,7 +390,7 @@ struct IngestEngine::Impl {
             }
             ConsumeResult c = consume(f, bytes);
             if (c.consumed > 0) advance_progress(f.progress, bytes, c.consumed, c.lines);
-            if (c.consumed == 0 && bytes.size() >= options.read_chunk) {
+            if (c.consumed == 0 && bytes.size() >= options.read_chunk && f.format != FileFormat::tf_events) {
                 // A record longer than a whole read: report it and skip to its end, with bounded memory.
                 ParseIssue p;
                 p.file_id = f.progress.id;
@@ -454,6 +468,7 @@ struct IngestEngine::Impl {
         keys = std::make_unique<KeyRegistry>(store, snap);
         csv = std::make_unique<CsvConsumer>(*keys);
         logs = std::make_unique<LogConsumer>(*keys);
+        events = std::make_unique<EventFileConsumer>(*keys);
         wholes = std::make_unique<WholeFileReader>(snap.whole_files, [this](const std::string& m) { notice(m); });
         detectors = std::make_unique<DetectorSet>(store, *keys, options.detectors, snap.settings, batch,
                                                  [this](const std::string& m) { notice(m); });

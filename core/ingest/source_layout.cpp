@@ -16,7 +16,24 @@ std::optional<int> rank_suffix(std::string_view name, std::string_view prefix) {
     return static_cast<int>(*r);
 }
 
+// events.out.tfevents.<unix seconds>.<host>[...]: read oldest first, so a relaunch's values come last.
+std::optional<std::int64_t> event_file_order(std::string_view name) {
+    constexpr std::string_view prefix = "events.out.tfevents.";
+    if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+    const std::string_view rest = name.substr(prefix.size());
+    return parse_int(rest.substr(0, rest.find('.'))).value_or(0);
+}
+
+bool is_tensorboard_dir_name(std::string_view name) {
+    return !is_csv2tb_dir_name(name) && (name.find("tensorboard") != std::string_view::npos || name == "tb");
+}
+
 }  // namespace
+
+bool is_csv2tb_dir_name(std::string_view name) {
+    constexpr std::string_view suffix = "csv2tensorboard_by_step";
+    return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+}
 
 std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name) {
     switch (parent) {
@@ -28,7 +45,15 @@ std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name
             if (name == "module_struct") return DirClass{DirRole::struct_root, 0, "", ""};
             if (name == "log" || name.substr(0, 4) == "log_") return DirClass{DirRole::mf_log_root, 0, "", ""};
             if (name == "msrun_log") return DirClass{DirRole::mf_msrun, 0, "", ""};
+            if (is_tensorboard_dir_name(name)) return DirClass{DirRole::tb_root, 0, "", ""};
             return std::nullopt;
+        case DirRole::tb_root:
+            if (auto r = rank_suffix(name, "rank_")) return DirClass{DirRole::tb_rank, *r, "", ""};
+            if (auto r = rank_suffix(name, "rank")) return DirClass{DirRole::tb_rank, *r, "", ""};
+            return DirClass{DirRole::tb_root, 0, "", ""};  // train/, eval/, a run's own folder
+        case DirRole::run_v2:  // a rank_<R> folder of event files: add_scalars' sub-writer folders
+        case DirRole::tb_rank:
+            return DirClass{DirRole::tb_rank, 0, "", ""};
         case DirRole::anomaly_root:
             if (auto r = rank_suffix(name, "rank")) return DirClass{DirRole::anomaly_rank, *r, "", ""};
             return std::nullopt;
@@ -60,6 +85,13 @@ std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_vi
         c.format = FileFormat::log_file_sink;
         return true;
     };
+    if (dir == DirRole::tb_root || dir == DirRole::tb_rank || dir == DirRole::run_v2 || dir == DirRole::root) {
+        if (auto order = event_file_order(name)) {
+            c.format = FileFormat::tf_events;
+            c.order = *order;
+            return c;
+        }
+    }
     switch (dir) {
         case DirRole::run_v1:
             if (auto csv = parse_v1_csv_name(name)) {

@@ -20,6 +20,8 @@ enum class DirRole {
     mf_log_root,   // MindFormers log/ (or log_<suffix>/)
     mf_rank_log,   // log/rank_<R>/
     mf_msrun,      // msrun_log/
+    tb_root,       // a TensorBoard log folder (tensorboard_dir): rank_<R>/ below it, event files anywhere
+    tb_rank,       // tensorboard_dir/rank_<R>/ and every folder below it (add_scalars' sub-writers), rank R
 };
 
 struct DirClass {
@@ -28,7 +30,8 @@ struct DirClass {
     std::string time_label, uid;
 };
 
-// What a child folder of a folder with role `parent` is; nullopt if msmon does not follow it.
+// What a child folder of a folder with role `parent` is; nullopt if msmon does not follow it. Below a tb_rank
+// folder the rank is the parent's: the caller sets it.
 std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name);
 
 struct FileClass {
@@ -42,5 +45,9 @@ struct FileClass {
 
 // What a file in a folder with role `dir` (rank `dir_rank`) is; nullopt if msmon does not read it.
 std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_view name);
+
+// msprobe's csv2tb output folder (<time>-csv2tensorboard_by_step): a copy of CSVs msmon reads anyway, so it
+// is not followed below a root (spec §8), only when given as a root itself.
+bool is_csv2tb_dir_name(std::string_view name);
 
 }  // namespace msmon

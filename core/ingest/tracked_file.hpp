@@ -21,6 +21,7 @@ enum class FileFormat {
     json_anomaly_dump,   // anomaly_detected/rank<r>/anomaly.json, anomaly_analyse.json
     json_health,         // health_ckpts.json
     json_module_struct,  // module_struct/rank<r>/module_struct.json
+    tf_events,           // TensorBoard events.out.tfevents.* (binary records)
 };
 
 inline bool is_whole_file(FileFormat f) {

@@ -285,4 +285,19 @@ bool is_exception_line(std::string_view line) {
     return error_like && (i == line.size() || line[i] == ':');
 }
 
+std::pair<std::string, std::string> tsm_series(const std::string& tag) {
+    if (const auto slash = tag.find('/'); slash != std::string::npos) return {tag.substr(0, slash), tag.substr(slash + 1)};
+    auto strip = [&](std::string_view prefix, std::string_view suffix) -> std::optional<std::string> {
+        if (tag.size() > prefix.size() + suffix.size() && tag.compare(0, prefix.size(), prefix) == 0 &&
+            tag.compare(tag.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return tag.substr(prefix.size(), tag.size() - prefix.size() - suffix.size());
+        return std::nullopt;
+    };
+    if (auto t = strip("micro_local_", "_loss")) return {"local_loss", *t};
+    if (auto t = strip("device_accum_local_", "_loss")) return {"device_accum_local_loss", *t};
+    if (auto t = strip("local_", "_loss")) return {"local_loss", *t};
+    return {tag, ""};
+}
+
+
 }  // namespace msmon

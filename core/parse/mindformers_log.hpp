@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace msmon {
@@ -46,6 +47,11 @@ struct TsmLine {
     std::vector<double> values;  // "0.0187", "[7.135756]", "[12.5, 13.25]"
 };
 std::optional<TsmLine> parse_tsm_line(std::string_view message);
+
+// A TrainingStateMonitor tag as msmon's (kind, name): "local_norm/<param>" → (local_norm, param);
+// "micro_local_lm_loss" and "local_lm_loss" → (local_loss, lm); "device_accum_local_lm_loss" →
+// (device_accum_local_loss, lm); "weight_norm" → (weight_norm, ""). The log and TensorBoard readers share it.
+std::pair<std::string, std::string> tsm_series(const std::string& tag);
 
 // "opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]"
 struct SkipLine {

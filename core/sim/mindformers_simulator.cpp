@@ -19,6 +19,7 @@
 
 #include "core/log/logging.hpp"
 #include "core/sim/mindformers_records.hpp"
+#include "core/sim/mindformers_tensorboard.hpp"
 #include "core/sim/rotating_log.hpp"
 
 namespace msmon {
@@ -371,12 +372,15 @@ bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions&
     int ckpt_times = 0;  // MindSpore adds _1, _2 ... to the prefix when a relaunch finds earlier checkpoints
     bool saved_this_launch = false;
     std::int64_t epoch = -1;
+    std::unique_ptr<MfTensorboard> tensorboard;
+    if (mf.tensorboard) tensorboard = std::make_unique<MfTensorboard>(output + "/tensorboard", plan, mf, sim.seed);
     MfStepSequence seq(plan);
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; !stop.load(); ++i) {
         const auto next = seq.next();
         if (!next) break;
         const MfPlannedStep& st = *next;
+        if (st.first_of_launch && tensorboard && !tensorboard->start_launch(st.launch, error)) return false;
         if (st.first_of_launch) {
             ++result.launches;
             if (saved_this_launch) ++ckpt_times;
@@ -442,6 +446,8 @@ bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions&
             files[ur].worker.close();
         }
         if (mf.health && !mf.logs && st.save && !save_health()) return false;
+        for (int r = 0; tensorboard && r < plan.ranks; ++r)
+            if (!tensorboard->write_step(st, r, rank_steps[static_cast<std::size_t>(r)], error)) return false;
         ++result.steps;
         result.stopped = st.stop;
         if (sim.step_ms > 0) {

@@ -37,6 +37,14 @@ struct MindFormersOptions {
     // TrainingStateMonitor's data skip: two consecutive global norms >= 3.0 raise the ValueError that ends
     // the job. Off, only stop@ faults end it (msprobe output alone stays as it always was).
     bool stop_on_spikes = true;
+    // TensorBoard (tensorboard_dir = output/tensorboard): MFLossMonitor and TrainingStateMonitor scalars, the
+    // config as text, and TopkBiasBalanceCallback's expert_load for `moe_layers` × `moe_experts`.
+    bool tensorboard = false;
+    int moe_layers = 2, moe_experts = 8;
+    // Routing collapse planted from this step on: expert `collapse_expert` of layer `collapse_layer` takes most
+    // of the layer's tokens. -1: none.
+    std::int64_t collapse_step = -1;
+    int collapse_layer = 1, collapse_expert = 3;
 };
 
 // One training step as every rank sees it.

@@ -78,7 +78,7 @@ TEST_F(Tui, help_lists_every_key_the_overview_dispatches) {
     const std::string help = t->wait_for("everywhere", milliseconds(3000));
     ASSERT_FALSE(help.empty()) << t->capture();
     for (const char* label : {"j/Down", "k/Up", "PgDn", "PgUp", "Enter", "]", "[", "o ", "s ", "h ", "L ", "q ", "? ",
-                              "1-5", "Tab", "S-Tab", "/ ", ": "})
+                              "1-6", "Tab", "S-Tab", "/ ", ": "})
         EXPECT_NE(help.find(std::string("  ") + label), std::string::npos) << label << "\n" << help;
 }
 

@@ -1,0 +1,250 @@
+// TensorBoard event files → rows of the series tensorboard_tags.hpp names; text summaries → "config" events.
+#include "core/ingest/event_file_consumer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/parse/tensorboard_tags.hpp"
+#include "core/parse/tfrecord_framing.hpp"
+#include "core/text/display_escape.hpp"
+
+namespace msmon {
+
+namespace {
+
+constexpr std::size_t kMaxConfigText = 4000;
+
+std::string_view folder_of(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) return {};
+    const auto prev = path.rfind('/', slash - 1);
+    return path.substr(prev == std::string_view::npos ? 0 : prev + 1, slash - (prev == std::string_view::npos ? 0 : prev + 1));
+}
+
+std::uint32_t load32(const char* p) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+}  // namespace
+
+std::string EventFileContext::serialize() const {
+    if (!skipping && plugins.empty()) return "";
+    nlohmann::json j;
+    if (skipping) j["skip"] = {skip_left, skip_crc, skip_start, skip_length, skip_payload};
+    if (!plugins.empty()) j["plugins"] = plugins;
+    return j.dump();
+}
+
+EventFileContext EventFileContext::parse(std::string_view text) {
+    EventFileContext c;
+    if (text.empty()) return c;
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) return c;
+    if (auto s = j.find("skip"); s != j.end() && s->is_array() && s->size() == 5) {
+        c.skipping = true;
+        c.skip_left = (*s)[0].get<std::uint64_t>();
+        c.skip_crc = (*s)[1].get<std::uint32_t>();
+        c.skip_start = (*s)[2].get<std::int64_t>();
+        c.skip_length = (*s)[3].get<std::uint64_t>();
+        c.skip_payload = (*s)[4].get<int>();
+    }
+    if (auto p = j.find("plugins"); p != j.end() && p->is_object())
+        for (const auto& [tag, name] : p->items())
+            if (name.is_string()) c.plugins[tag] = name.get<std::string>();
+    return c;
+}
+
+void EventFileConsumer::issue(const TrackedFile& file, std::int64_t record, std::string reason, RecordBatch& batch,
+                              ConsumeResult& result) {
+    ParseIssue p;
+    p.file_id = file.progress.id;
+    p.path = file.progress.path;
+    p.line = record;
+    p.reason = std::move(reason);
+    spdlog::warn("{}: record {}: {}", p.path, p.line, p.reason);
+    batch.issues.push_back(std::move(p));
+    ++result.issues;
+}
+
+std::int64_t EventFileConsumer::run_for_rank(const TrackedFile& file, int rank, RecordBatch& batch) {
+    if (rank == file.rank) return file.progress.run_id;
+    const std::string key = std::to_string(file.progress.run_id) + "#" + std::to_string(rank);
+    if (auto it = rank_runs_.find(key); it != rank_runs_.end()) return it->second;
+    const RunInfo* run = keys_.run(file.progress.run_id);
+    if (!run) return file.progress.run_id;
+    RunInfo proto = *run;
+    proto.id = 0;
+    proto.rank = rank;
+    const auto hash = proto.path.rfind("#rank");
+    proto.path = (hash == std::string::npos ? proto.path + "#tensorboard" : proto.path.substr(0, hash)) + "#rank" +
+                 std::to_string(rank);
+    const std::int64_t id = keys_.run_id(proto, batch);
+    rank_runs_[key] = id;
+    return id;
+}
+
+void EventFileConsumer::add_scalar(TrackedFile& file, std::string_view tag, std::string_view folder, std::int64_t step,
+                                   double value, RecordBatch& batch, ConsumeResult& result) {
+    const TbSeries s = map_tensorboard_tag(tag, folder);
+    const std::int64_t run = s.rank ? run_for_rank(file, *s.rank, batch) : file.progress.run_id;
+    const std::int64_t layout = keys_.layout_id(s.op, batch);
+    const std::int64_t tensor = keys_.tensor_id(run, s.kind, s.vpp_stage, s.name, s.micro_step, layout, batch);
+    // msprobe writes each op of a tensor as its own tag: ops of one step join one row (its layout grows).
+    if (s.op != "value") {
+        auto it = open_rows_.find(tensor);
+        if (it != open_rows_.end() && it->second.first == step && it->second.second < batch.rows.size()) {
+            SampleRow& row = batch.rows[it->second.second];
+            const std::string* ops = keys_.layout_ops(row.layout_id);
+            if (row.tensor_id == tensor && row.step == step && ops && row.value_count < kMaxNumericOps) {
+                std::size_t index = 0;
+                bool found = false;
+                for (std::string_view rest = *ops; !found;) {
+                    const auto comma = rest.find(',');
+                    if (rest.substr(0, comma) == s.op) found = true;
+                    else if (comma == std::string_view::npos) break;
+                    else {
+                        rest = rest.substr(comma + 1);
+                        ++index;
+                    }
+                }
+                if (found) {
+                    row.values[index] = value;  // the same op again at this step: the later value wins
+                } else {
+                    row.layout_id = static_cast<std::int32_t>(keys_.layout_id(*ops + "," + s.op, batch));
+                    row.values[row.value_count++] = value;
+                }
+                return;
+            }
+        }
+    }
+    SampleRow& row = batch.rows.emplace_back();
+    row.tensor_id = tensor;
+    row.step = step;
+    row.layout_id = static_cast<std::int32_t>(layout);
+    row.value_count = 1;
+    row.values[0] = value;
+    ++result.rows;
+    if (s.op != "value") open_rows_[tensor] = {step, batch.rows.size() - 1};
+}
+
+void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, std::string_view folder,
+                                     std::int64_t offset, std::int64_t record, RecordBatch& batch,
+                                     ConsumeResult& result) {
+    for (const TfSummaryValue& v : event_.values) {
+        if (!v.plugin_name.empty() && v.has_tensor) ctx.plugins.try_emplace(std::string(v.tag), std::string(v.plugin_name));
+        if (v.has_simple) {
+            add_scalar(file, v.tag, folder, event_.step, static_cast<double>(v.simple_value), batch, result);
+            continue;
+        }
+        if (!v.has_tensor) continue;  // images, histograms, audio: not msmon's
+        const auto plugin = ctx.plugins.find(v.tag);
+        if (plugin == ctx.plugins.end()) continue;
+        if (plugin->second == "scalars") {
+            if (v.tensor.elements == 1 && v.tensor.has_number)
+                add_scalar(file, v.tag, folder, event_.step, v.tensor.number, batch, result);
+            else
+                issue(file, record, "scalar tag '" + escape_for_display(v.tag, 80) + "' at byte " + std::to_string(offset) +
+                                        " holds no single number: skipped", batch, result);
+        } else if (plugin->second == "text" && !v.tensor.strings.empty()) {
+            std::string tag(v.tag);
+            if (const auto suffix = tag.rfind("/text_summary"); suffix != std::string::npos && suffix + 13 == tag.size())
+                tag.resize(suffix);
+            std::string text;
+            for (std::size_t i = 0; i < v.tensor.strings.size() && text.size() < kMaxConfigText; ++i)
+                text.append(i ? "\n" : "").append(v.tensor.strings[i]);
+            if (text.size() > kMaxConfigText) text.resize(kMaxConfigText);
+            EventRecord e;
+            e.run_id = file.progress.run_id;
+            e.rank = file.rank;
+            e.step = event_.step;
+            e.kind = "config";
+            e.message = tag + ": " + text;
+            batch.events.push_back(std::move(e));
+        }
+    }
+}
+
+ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch,
+                                         std::size_t read_chunk) {
+    ConsumeResult result;
+    if (file.progress.offset == 0) contexts_.erase(file.progress.id);  // a new or restarted file
+    auto [cit, fresh] = contexts_.try_emplace(file.progress.id);
+    EventFileContext& ctx = cit->second;
+    if (fresh) ctx = EventFileContext::parse(file.progress.context);
+    const std::string_view folder = folder_of(file.progress.path);
+    std::size_t pos = 0;
+    std::int64_t records = 0;
+    auto record_no = [&] { return file.progress.line + records + 1; };
+    auto at = [&](std::size_t p) { return file.progress.offset + static_cast<std::int64_t>(p); };
+    bool resyncing = false;
+    while (pos < bytes.size()) {
+        if (ctx.skipping) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(ctx.skip_left, bytes.size() - pos));
+            ctx.skip_crc = crc32c(bytes.data() + pos, n, ctx.skip_crc);
+            ctx.skip_left -= n;
+            pos += n;
+            if (ctx.skip_left > 0 || bytes.size() - pos < kTfRecordFooterBytes) break;
+            if (mask_crc(ctx.skip_crc) != load32(bytes.data() + pos))
+                issue(file, record_no(), "data CRC mismatch in the record of " + std::to_string(ctx.skip_length) +
+                                             " bytes at byte " + std::to_string(ctx.skip_start) + ": skipped", batch, result);
+            else if (ctx.skip_payload == 5)
+                issue(file, record_no(), "summary record of " + std::to_string(ctx.skip_length) + " bytes at byte " +
+                                             std::to_string(ctx.skip_start) + " is larger than a read (" +
+                                             std::to_string(read_chunk) + " bytes): skipped", batch, result);
+            pos += kTfRecordFooterBytes;
+            ++records;
+            ctx.skipping = false;
+            continue;
+        }
+        const std::string_view rest = bytes.substr(pos);
+        const Frame f = next_frame(rest);
+        if (f.status == FrameStatus::incomplete) {
+            if (f.size == 0 || f.size <= read_chunk) break;  // still being written: the offset stays at its start
+            // Too large to hold in one read (a big graph_def): stream past it, checking its CRC on the way.
+            ctx.skipping = true;
+            ctx.skip_left = f.length;
+            ctx.skip_crc = 0;
+            ctx.skip_start = at(pos);
+            ctx.skip_length = f.length;
+            ctx.skip_payload = peek_tf_event_payload(rest.substr(kTfRecordHeaderBytes));
+            pos += kTfRecordHeaderBytes;
+            continue;
+        }
+        if (f.status == FrameStatus::bad_length_crc) {
+            // The length cannot be trusted: look for the next header whose CRC holds.
+            std::size_t p = pos + 1;
+            for (; p + kTfRecordHeaderBytes <= bytes.size(); ++p)
+                if (next_frame(bytes.substr(p)).status != FrameStatus::bad_length_crc) break;
+            const std::size_t next = p;  // a valid header, or the last bytes that could still start one
+            if (!resyncing)
+                issue(file, record_no(), "length CRC mismatch at byte " + std::to_string(at(pos)) + ": skipped " +
+                                             std::to_string(next - pos) + " bytes to the next valid record header",
+                      batch, result);
+            resyncing = true;
+            pos = next;
+            continue;
+        }
+        resyncing = false;
+        if (f.status == FrameStatus::bad_data_crc) {
+            issue(file, record_no(), "data CRC mismatch in the record of " + std::to_string(f.length) + " bytes at byte " +
+                                         std::to_string(at(pos)) + ": skipped", batch, result);
+        } else if (!decode_tf_event(f.data, event_, error_)) {
+            issue(file, record_no(), "record at byte " + std::to_string(at(pos)) + " is not an Event (" + error_ + "): skipped",
+                  batch, result);
+        } else {
+            handle_event(file, ctx, folder, at(pos), record_no(), batch, result);
+        }
+        pos += f.size;
+        ++records;
+    }
+    result.consumed = pos;
+    result.lines = records;
+    file.progress.context = ctx.serialize();
+    return result;
+}
+
+}  // namespace msmon
