@@ -184,7 +184,7 @@ double build_store(const std::string& db, const Shape& s) {
                 f.ino = static_cast<std::uint64_t>(file_id);
                 f.offset = 64 + 120 * s.params;
                 f.line = 1 + s.params;
-                f.header = std::string("vpp_stage,name,step,") + kLayout;
+                f.header = share_text(std::string("vpp_stage,name,step,") + kLayout);
                 batch.files.push_back(std::move(f));
                 if (batch.rows.size() >= limit) flush();
             }

@@ -127,7 +127,7 @@ IngestSnapshot SqliteIngestStore::load_snapshot() {
         p.fp_hash = static_cast<std::uint64_t>(files.int64(7));
         p.offset = files.int64(8);
         p.line = files.int64(9);
-        p.header = files.text(10);
+        p.header = share_text(files.text(10));
         p.context = files.text(11);
         snap.max_file_id = std::max(snap.max_file_id, p.id);
         snap.files.push_back(std::move(p));
@@ -336,7 +336,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.file.bind(8, static_cast<std::int64_t>(f.fp_hash));
         s.file.bind(9, f.offset);
         s.file.bind(10, f.line);
-        s.file.bind(11, f.header);
+        s.file.bind(11, text_of(f.header));
         s.file.bind(12, f.context);
         s.file.run();
     }

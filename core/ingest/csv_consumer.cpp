@@ -38,7 +38,7 @@ void CsvConsumer::issue(TrackedFile& file, std::int64_t line, std::string reason
 
 void CsvConsumer::handle_header(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
                                 ConsumeResult& result) {
-    file.progress.header = std::string(record);
+    file.progress.header = share_text(record);
     if (file.role == CsvRole::stack_info) return;
     if (!split_csv_fields(record, fields_, scratch_)) {
         file.header_rejected = true;

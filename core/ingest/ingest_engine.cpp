@@ -106,7 +106,9 @@ struct IngestEngine::Impl {
     std::map<std::string, TrackedDir> dirs;
     std::set<std::string> unreadable;  // tracked folders that cannot be listed or watched now
     Clock::time_point last_unreadable_retry{};
-    std::unordered_map<std::string, TrackedFile> files;
+    // Followed files by path; the key views the file's own path (one copy of each of 200,000 paths, not two).
+    using FileMap = std::unordered_map<std::string_view, std::unique_ptr<TrackedFile>>;
+    FileMap files;
     std::deque<TrackedFile*> dirty;
     std::vector<TrackedFile*> in_batch;
     RecordBatch batch;
@@ -192,7 +194,7 @@ struct IngestEngine::Impl {
         for (const auto& path : again)
             if (dirs.count(path) && watch_dir(path)) scan_dir(path);
         for (auto& [_, f] : files)
-            if (f.read_failed) mark_dirty(f);
+            if (f->read_failed) mark_dirty(*f);
     }
 
     void switch_to_polling(const std::string& why) {
@@ -271,10 +273,16 @@ struct IngestEngine::Impl {
             if (is_log) f.progress.kind = fc->format == FileFormat::log_stdout ? "worker_log" : "info_log";
             if (is_events) f.progress.kind = "tf_events";
             if (is_whole_file(fc->format)) f.progress.kind = "json";
-            fit = files.emplace(path, std::move(f)).first;
+            fit = add_file(std::move(f));
             owner.counters_.files.fetch_add(1);
         }
-        mark_dirty(fit->second);
+        mark_dirty(*fit->second);
+    }
+
+    FileMap::iterator add_file(TrackedFile f) {
+        auto owned = std::make_unique<TrackedFile>(std::move(f));
+        const std::string_view key = owned->progress.path;
+        return files.emplace(key, std::move(owned)).first;
     }
 
     void mark_dirty(TrackedFile& f) {
@@ -306,16 +314,16 @@ struct IngestEngine::Impl {
                 f.format = f.role == CsvRole::stack_info ? FileFormat::csv_stack : FileFormat::csv_data;
                 f.v2 = run && run->format == "msprobe_v2";
             }
-            if (!p.header.empty() && f.format == FileFormat::csv_data) {
+            if (p.header && f.format == FileFormat::csv_data) {
                 std::vector<std::string_view> fields;
                 std::string scratch, error;
-                if (split_csv_fields(p.header, fields, scratch)) {
-                    f.schema = shared_csv_header(p.header, fields, error);
+                if (split_csv_fields(*p.header, fields, scratch)) {
+                    f.schema = shared_csv_header(*p.header, fields, error);
                     if (f.schema) f.layout_id = keys->layout_id(f.schema->layout, batch);
                 }
                 f.header_rejected = !f.schema;
             }
-            files.emplace(p.path, std::move(f));
+            add_file(std::move(f));
             owner.counters_.files.fetch_add(1);
         }
         next_file_id = snap.max_file_id + 1;
@@ -420,7 +428,7 @@ struct IngestEngine::Impl {
             read_file(*f);
         }
         for (const auto& path : wholes->due_retries(Clock::now()))
-            if (auto it = files.find(path); it != files.end()) read_file(it->second);
+            if (auto it = files.find(path); it != files.end()) read_file(*it->second);
     }
 
     void handle_changes(const std::vector<PathChange>& changes, bool rescan) {
@@ -429,7 +437,7 @@ struct IngestEngine::Impl {
             std::vector<std::string> all;
             for (const auto& [path, _] : dirs) all.push_back(path);
             for (const auto& p : all) scan_dir(p);
-            for (auto& [_, f] : files) mark_dirty(f);
+            for (auto& [_, f] : files) mark_dirty(*f);
         }
         for (const auto& c : changes) {
             if (c.name.empty()) {
@@ -503,7 +511,7 @@ struct IngestEngine::Impl {
 
         for (const auto& r : options.roots) add_root(r);
         // Files known from an earlier session are checked too: they may have grown while msmon was away.
-        for (auto& [_, f] : files) mark_dirty(f);
+        for (auto& [_, f] : files) mark_dirty(*f);
         batch_limit = std::min<std::size_t>(8192, options.batch_rows);
 
         std::vector<PathChange> changes;

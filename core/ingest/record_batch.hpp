@@ -8,6 +8,7 @@
 
 #include "core/detect/anomaly_record.hpp"
 #include "core/parse/msprobe_csv.hpp"
+#include "core/text/shared_text.hpp"
 
 namespace msmon {
 
@@ -67,7 +68,7 @@ struct FileProgress {
     std::uint64_t fp_hash = 0;
     std::int64_t offset = 0;  // bytes consumed: always at a record boundary
     std::int64_t line = 0;    // physical lines consumed (for error messages)
-    std::string header;       // the header record, once read
+    SharedText header;        // the header record, once read (shared by files with the same header)
     std::string context;      // reader state that must survive a restart with the offset (log files)
 };
 

@@ -44,7 +44,7 @@ void reset(FileProgress& p, const struct stat& st) {
     p.fp_hash = 0;
     p.offset = 0;
     p.line = 0;
-    p.header.clear();
+    p.header.reset();
 }
 
 }  // namespace
