@@ -113,6 +113,7 @@ struct IngestEngine::Impl {
     std::vector<TrackedFile*> in_batch;
     RecordBatch batch;
     std::int64_t next_file_id = 1;
+    static constexpr std::size_t kFilesPerBatch = 8192;
     std::size_t batch_limit = 8192;  // rows in the batch being built before it is handed to the writer
     std::string bytes;
 
@@ -426,6 +427,9 @@ struct IngestEngine::Impl {
             dirty.pop_front();
             f->dirty = false;
             read_file(*f);
+            // A batch also carries each file's progress: 200,000 one-row files must not make 100k-row batches
+            // (five of them in flight would hold ~150 MB of paths).
+            if (in_batch.size() >= kFilesPerBatch) flush();
         }
         for (const auto& path : wholes->due_retries(Clock::now()))
             if (auto it = files.find(path); it != files.end()) read_file(*it->second);
