@@ -18,13 +18,15 @@ namespace {
 
 const CommandSpec kAnomaliesSpec{
     "anomalies",
-    "(DIR | --db PATH) [--source msprobe|detected|all] [--topk K] [--steps LIST] [--rank R] [--format table|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--source msprobe|detected|all] [--topk K] [--steps LIST] [--rank R] [--format table|json]",
     "Lists anomalies: msprobe's own dumps (anomaly_detected/rank<r>/anomaly.json) and msmon's detections.\n"
     "Default order is msmon's ranking (NaN appearing in a finite series, rank outliers, stalls and big norm\n"
     "jumps first; steps where many series fire together count more). With --source msprobe the order is\n"
     "msprobe's analyser order (step, micro_step, stage, pipeline stage, call id), as anomaly_analyse.json.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
+        {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--source", "S", "msprobe, detected or all (default all)"},
         {"--topk", "K", "only the first K"},
         {"--steps", "LIST", "only these steps: 12,20 or 0-99 (msprobe's \"[12, 20]\" also works)"},

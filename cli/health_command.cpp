@@ -13,11 +13,13 @@ namespace {
 
 const CommandSpec kHealthSpec{
     "health",
-    "(DIR | --db PATH) [--format table|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--format table|json]",
     "Checkpoint health from MindFormers' health_ckpts.json (is_health 0 = healthy), the latest healthy\n"
     "checkpoint to resume from, and the job's events: data skips, global-norm spikes, stops and errors.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
+        {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--format", "table|json", "output format (default table)"},
     },
     0,

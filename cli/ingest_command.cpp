@@ -1,10 +1,12 @@
 // msmon ingest DIR... : read msprobe output into the store once, or follow it live until SIGINT/SIGTERM.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <sys/stat.h>
 #include <sstream>
 #include <cstdio>
 #include <mutex>
@@ -12,8 +14,11 @@
 
 #include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "core/ingest/periodic_worker.hpp"
 #include "core/text/number_text.hpp"
+#include "store/clickhouse/clickhouse_sink.hpp"
 #include "store/ingest_session.hpp"
+#include "store/prom_gauges.hpp"
 #include "store/reader.hpp"
 
 namespace msmon {
@@ -22,7 +27,8 @@ namespace {
 
 const CommandSpec kIngestSpec{
     "ingest",
-    "DIR... [--db PATH] [--follow] [--poll-ms N] [--monitor-config PATH] [--json]",
+    "DIR... [--db PATH] [--follow] [--poll-ms N] [--monitor-config PATH] [--sink clickhouse://HOST:PORT/DB "
+    "--job ID [--node NAME]] [--prom-textfile DIR] [--json]",
     "Reads msprobe monitor output (a job folder, a monitor_output root, or one rank folder) into the store.\n"
     "Only whole lines are read; each file's offset is committed with its rows, so a killed ingest resumes\n"
     "exactly where it stopped. With --follow it keeps tailing (inotify, or polling) until SIGINT/SIGTERM.",
@@ -34,6 +40,12 @@ const CommandSpec kIngestSpec{
         {"--global-norm-threshold", "X", "global norm at or above X is a spike (default 3.0, MindFormers' default)"},
         {"--global-norm-count", "N", "consecutive spikes that stop the job (default 10)"},
         {"--embedding-threshold", "X", "embedding_local_norm at or above X is flagged (default: not checked)"},
+        {"--sink", "URL", "also ship every row to ClickHouse (clickhouse://HOST:PORT/DB, its HTTP port): the store is\n"
+                          "the spool, nothing is lost or sent twice across outages and restarts"},
+        {"--job", "ID", "the job id every shipped row is tagged with (required with --sink)"},
+        {"--node", "NAME", "the node name shipped rows are tagged with (default: the host name)"},
+        {"--sink-interval-ms", "N", "ship at most once per N ms (default 1000)"},
+        {"--prom-textfile", "DIR", "write per-rank gauges to DIR/msmon.prom (node_exporter's textfile collector)"},
         {"--json", "", "print the summary as one JSON document"},
     },
     1,
@@ -112,8 +124,47 @@ int run_ingest_command(int argc, char** argv) {
     const bool json = args->has("--json");
     const std::string db = args->value("--db").value_or(default_store_path(options.roots));
 
+    std::optional<ShipperOptions> sink;
+    std::chrono::milliseconds sink_interval(1000);
+    std::string node;
+    {
+        char host[256] = {};
+        node = ::gethostname(host, sizeof host - 1) == 0 ? host : "node";
+    }
+    if (auto n = args->value("--node")) node = *n;
+    const std::string job = args->value("--job").value_or("");
+    if (auto url = args->value("--sink")) {
+        auto target = parse_clickhouse_url(*url, error);
+        if (!target) {
+            std::fprintf(stderr, "msmon ingest: --sink: %s\n", error.c_str());
+            return kExitUsage;
+        }
+        if (job.empty() || node.empty()) {
+            std::fprintf(stderr, "msmon ingest: --sink needs --job ID (and a --node NAME if the host has none)\n");
+            return kExitUsage;
+        }
+        sink = ShipperOptions{*target, job, node};
+        if (auto ms = args->value("--sink-interval-ms")) {
+            auto v = parse_int(*ms);
+            if (!v || *v < 10 || *v > 600000) {
+                std::fprintf(stderr, "msmon ingest: --sink-interval-ms takes 10..600000\n");
+                return kExitUsage;
+            }
+            sink_interval = std::chrono::milliseconds(*v);
+        }
+    }
+    const std::string prom_dir = args->value("--prom-textfile").value_or("");
+    if (!prom_dir.empty()) {
+        struct stat st {};
+        if (::stat(prom_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+            std::fprintf(stderr, "msmon ingest: --prom-textfile '%s' is not a folder\n", prom_dir.c_str());
+            return kExitUsage;
+        }
+    }
+
     IngestSession::OpenStatus status;
-    auto session = IngestSession::open(db, options, status, error);
+    auto session = IngestSession::open(db, options, status, error,
+                                       sink ? ClickHouseShipper::destination(*sink) : std::string());
     if (!session) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -140,11 +191,65 @@ int run_ingest_command(int argc, char** argv) {
             std::fflush(stdout);
         };
     }
+    // The agent's side tasks, on their own threads, woken after each commit: shipping and the gauges file.
+    std::unique_ptr<ClickHouseShipper> shipper;
+    std::unique_ptr<PeriodicWorker> ship_worker, prom_worker;
+    std::unique_ptr<PromGaugeCollector> gauges;
+    bool ship_ok = true;
+    std::string ship_error;
+    auto ship = [&]() {
+        std::string e;
+        const bool ok = shipper->ship_pending(e);
+        if (ok != ship_ok || (!ok && e != ship_error)) {
+            const std::string msg = ok ? "ClickHouse takes rows again: the spool is draining, nothing was lost"
+                                       : "ClickHouse: " + e + " (rows wait in the local store and ship later)";
+            (ok ? spdlog::info("{}", msg) : spdlog::warn("{}", msg));
+            std::lock_guard lock(print_mu);
+            std::fprintf(stderr, "msmon: %s\n", msg.c_str());
+        }
+        ship_ok = ok;
+        ship_error = ok ? "" : e;
+        return ok;
+    };
+    auto write_gauges = [&]() {
+        try {
+            std::string e;
+            if (!write_textfile_atomic(prom_dir, "msmon.prom", render_prom_text(gauges->collect()), e))
+                spdlog::warn("{}", e);
+        } catch (const std::exception& e) {
+            spdlog::warn("prom textfile: {}", e.what());
+        }
+        return true;
+    };
+    try {
+        if (sink) shipper = std::make_unique<ClickHouseShipper>(db, *sink);
+        if (!prom_dir.empty()) gauges = std::make_unique<PromGaugeCollector>(db, job, node);
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        return kExitFailure;
+    }
+    if (options.follow) {
+        if (shipper) ship_worker = std::make_unique<PeriodicWorker>(ship, sink_interval, std::max(sink_interval, std::chrono::milliseconds(2000)));
+        if (gauges) prom_worker = std::make_unique<PeriodicWorker>(write_gauges, std::chrono::milliseconds(1000), std::chrono::milliseconds(1000));
+        auto print = std::move(engine.on_commit);
+        engine.on_commit = [&, print](const CommitInfo& info) {
+            if (print) print(info);
+            if (ship_worker) ship_worker->wake();
+            if (prom_worker) prom_worker->wake();
+        };
+    }
     g_engine = &engine;
     install_stop_handlers();
     spdlog::info("ingest {} roots into {} (follow={})", options.roots.size(), db, options.follow);
     const bool ok = engine.run(error);
     g_engine = nullptr;
+    // Stopping a worker runs its task once more: the last rows ship, the last gauges are written.
+    if (ship_worker) ship_worker->stop();
+    if (prom_worker) prom_worker->stop();
+    if (!options.follow) {
+        if (shipper) ship();
+        if (gauges) write_gauges();
+    }
     if (!ok) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -172,6 +277,11 @@ int run_ingest_command(int argc, char** argv) {
         j["errors"] = c.issues.load();
         j["repeats"] = summary.repeats;
         j["seconds"] = seconds;
+        if (shipper) {
+            j["shipped_values"] = shipper->counters().values.load();
+            j["ship_failures"] = shipper->counters().failures.load();
+            j["ship_pending"] = !ship_ok;
+        }
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         std::printf("ingested %llu files: %llu rows, %llu values (store: %lld series, %lld ranks, %lld runs), "
@@ -181,6 +291,14 @@ int run_ingest_command(int argc, char** argv) {
                     static_cast<long long>(summary.ranks), static_cast<long long>(summary.runs),
                     static_cast<unsigned long long>(c.issues.load()), seconds, db.c_str());
         if (c.issues.load() > 0) std::printf("malformed lines are listed in the log (%s)\n", "msmon.log");
+        if (shipper)
+            std::printf("shipped %llu values to %s\n",
+                        static_cast<unsigned long long>(shipper->counters().values.load()), sink->target.text().c_str());
+    }
+    if (!ship_ok) {
+        spdlog::error("not everything reached ClickHouse ({}); the rest ships on the next run with the same --db",
+                      ship_error);
+        return kExitFailure;
     }
     return kExitOk;
 }

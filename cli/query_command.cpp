@@ -16,12 +16,14 @@ namespace {
 
 const CommandSpec kQuerySpec{
     "query",
-    "(DIR | --db PATH) [--rank R] [--kind K] [--name REGEX] [--op OP] [--steps LIST] [--format csv|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--rank R] [--kind K] [--name REGEX] [--op OP] [--steps LIST] [--format csv|json]",
     "Prints stored values, one per line: rank,kind,vpp_stage,name,step,micro_step,op,value.\n"
     "Values are the shortest text that reads back as the same double; nan, inf, -inf as such.\n"
     "With DIR, files not yet read are ingested first.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
+        {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--rank", "R", "only this rank"},
         {"--kind", "K", "only this kind (grad_reduced, actv, exp_avg, ...)"},
         {"--name", "REGEX", "only names matching REGEX (searched anywhere in the name)"},

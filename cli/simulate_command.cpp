@@ -34,6 +34,7 @@ const CommandSpec kSimulateSpec{
     "expert_load per MoE layer and expert (add_scalars sub-writer folders).",
     {
         {"--ranks", "N", "ranks (default 8)"},
+        {"--first-rank", "R", "number the ranks from R (one node of a multi-node job; msprobe output only)"},
         {"--steps", "S", "optimizer steps (default 100)"},
         {"--first-step", "N", "first step number (default 0)"},
         {"--step-ms", "MS", "pause between steps, to run live (default 0: as fast as possible)"},
@@ -86,7 +87,9 @@ int run_simulate_command(int argc, char** argv) {
     MindFormersOptions mf;
     std::int64_t ranks = o.ranks, params = o.params, step_ms = o.step_ms, record = o.step_count_per_record,
                  seed = static_cast<std::int64_t>(o.seed);
+    std::int64_t first_rank = 0;
     IntOpt ints[] = {{"--ranks", 1, 65536, &ranks},
+                     {"--first-rank", 0, 1 << 20, &first_rank},
                      {"--steps", 1, 100000000, &o.steps},
                      {"--first-step", 0, 1000000000, &o.first_step},
                      {"--step-ms", 0, 3600000, &step_ms},
@@ -133,6 +136,9 @@ int run_simulate_command(int argc, char** argv) {
         mf.collapse_expert = static_cast<int>(parts[2]);
     }
     o.ranks = static_cast<int>(ranks);
+    o.first_rank = static_cast<int>(first_rank);
+    if (first_rank != 0 && (args->has("--logs") || args->has("--health")))
+        return usage_error("--first-rank applies to msprobe output only (not with --logs or --health)");
     o.params = static_cast<int>(params);
     o.step_ms = static_cast<int>(step_ms);
     o.step_count_per_record = static_cast<int>(record);

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/ingest_session.hpp"
 
 namespace msmon {
@@ -11,6 +12,29 @@ namespace msmon {
 std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& error, bool& usage) {
     usage = false;
     const auto db = args.value("--db");
+    if (const auto store = args.value("--store")) {
+        if (db || !args.positional.empty()) {
+            usage = true;
+            error = "give one of DIR, --db PATH, --store URL";
+            return nullptr;
+        }
+        const auto target = parse_clickhouse_url(*store, error);
+        if (!target) {
+            usage = true;
+            return nullptr;
+        }
+        try {
+            return open_clickhouse_reader(*target, args.value("--job").value_or(""));
+        } catch (const std::exception& e) {
+            error = e.what();
+            return nullptr;
+        }
+    }
+    if (args.has("--job")) {
+        usage = true;
+        error = "--job goes with --store";
+        return nullptr;
+    }
     if (db && !args.positional.empty()) {
         usage = true;
         error = "give either DIR or --db PATH, not both";

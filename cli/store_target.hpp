@@ -1,4 +1,4 @@
-// "(DIR | --db PATH)": which store a read command uses, brought up to date with DIR first when possible.
+// "(DIR | --db PATH | --store URL)": which store a read command uses, brought up to date with DIR first when possible.
 #pragma once
 
 #include <memory>
@@ -9,7 +9,7 @@
 
 namespace msmon {
 
-// Opens the reader for the command's target. With DIR, files not yet read are ingested first unless another
+// Opens the reader for the command's target (--store: the whole job in ClickHouse). With DIR, files not yet read are ingested first unless another
 // msmon holds the store (it is then already following them). Returns nullptr with `error` on failure;
 // `usage` is set when the arguments were wrong.
 std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& error, bool& usage);

@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libsqlite3-dev sqlite3 libncurses-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  zlib1g-dev  # gzip bodies to and from ClickHouse
   libgtest-dev libgmock-dev libbenchmark-dev
   tmux python3
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer (libclang_rt.fuzzer) and the sanitizers

@@ -6,7 +6,8 @@
 namespace msmon {
 
 std::unique_ptr<IngestSession> IngestSession::open(const std::string& store_path, IngestOptions options,
-                                                   OpenStatus& status, std::string& error) {
+                                                   OpenStatus& status, std::string& error,
+                                                   const std::string& ship_destination) {
     std::unique_ptr<IngestSession> s(new IngestSession());
     const auto slash = store_path.find_last_of('/');
     if (slash != std::string::npos && slash > 0) make_dirs(store_path.substr(0, slash));
@@ -17,7 +18,7 @@ std::unique_ptr<IngestSession> IngestSession::open(const std::string& store_path
         return nullptr;
     }
     try {
-        s->store_ = std::make_unique<SqliteIngestStore>(store_path);
+        s->store_ = std::make_unique<SqliteIngestStore>(store_path, ship_destination);
     } catch (const std::exception& e) {
         status = OpenStatus::failed;
         error = e.what();

@@ -199,6 +199,25 @@ CREATE TABLE sample_chunk(
 );
 CREATE UNIQUE INDEX sample_chunk_key ON sample_chunk(tensor_id, block, first_step, last_step);
 )sql",
+    // 5 → 6: the spool of a store that ships to a whole-job store (store/ship_spool.hpp). ship_journal lists, per
+    // commit, each tensor's committed step range; AUTOINCREMENT: seq never repeats after shipped entries are pruned.
+    R"sql(
+CREATE TABLE ship_journal(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  tensor_id INTEGER NOT NULL,
+  lo_step INTEGER NOT NULL,
+  hi_step INTEGER NOT NULL
+);
+CREATE TABLE ship_mark(
+  destination TEXT PRIMARY KEY,
+  spool INTEGER NOT NULL,
+  points_seq INTEGER NOT NULL,
+  anomaly_id INTEGER NOT NULL,
+  event_id INTEGER NOT NULL,
+  checkpoint_hash INTEGER NOT NULL,
+  checkpoint_gen INTEGER NOT NULL
+);
+)sql",
 };
 
 // A store written before anomaly_group existed: group every stored anomaly, in the order they were stored.

@@ -15,6 +15,7 @@
 #include "store/rank_step_blocks.hpp"
 #include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
+#include "store/ship_spool.hpp"
 
 namespace msmon {
 
@@ -51,9 +52,10 @@ struct SqliteIngestStore::WriteStatements {
           repeats(c, "INSERT INTO setting(key, value) VALUES('repeated_values', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
-          stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)") {}
+          stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)"),
+          journal(c, "INSERT INTO ship_journal(tensor_id, lo_step, hi_step) VALUES(?,?,?)") {}
     Statement run, tensor, layout, text, file, event, anomaly, checkpoint_clear, checkpoint, module_struct, detector,
-        whole_file, setting, repeats, issue, stack;
+        whole_file, setting, repeats, issue, stack, journal;
 };
 
 namespace {
@@ -89,11 +91,17 @@ const std::string& create_if_absent(const std::string& path) {
 
 }  // namespace
 
-SqliteIngestStore::SqliteIngestStore(const std::string& path)
+SqliteIngestStore::SqliteIngestStore(const std::string& path, const std::string& ship_destination)
     : write_conn_(create_if_absent(path), Connection::Mode::read_write_create),
       read_conn_(path, Connection::Mode::read_write_create) {
     configure_connection(write_conn_, true);
     migrate(write_conn_);
+    if (!ship_destination.empty()) enable_spool(write_conn_, ship_destination);
+    {
+        Statement marks(write_conn_, "SELECT count(*) FROM ship_mark");
+        marks.step();
+        journal_ = marks.int64(0) > 0;
+    }
     configure_connection(read_conn_, false);
     stmts_ = std::make_unique<WriteStatements>(write_conn_);
     blocks_ = std::make_unique<RankStepBlockWriter>(write_conn_);
@@ -230,6 +238,19 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         ++repeated;
         blocks.rebuild(row);
     });
+    if (journal_) {
+        // One journal entry per tensor of the batch: its committed step range (rows are in (tensor, step) order).
+        auto row_at = [&](std::size_t k) -> const SampleRow& { return batch.rows[order_[k]]; };
+        for (std::size_t k = 0; k < n;) {
+            std::size_t end = k + 1;
+            while (end < n && row_at(end).tensor_id == row_at(k).tensor_id) ++end;
+            s.journal.bind(1, row_at(k).tensor_id);
+            s.journal.bind(2, row_at(k).step);
+            s.journal.bind(3, row_at(end - 1).step);
+            s.journal.run();
+            k = end;
+        }
+    }
     for (const auto& row : batch.rows) blocks.add(row);
     blocks.flush();
     if (repeated > 0) {

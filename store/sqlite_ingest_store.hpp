@@ -17,8 +17,10 @@ class SampleChunkWriter;
 
 class SqliteIngestStore final : public IngestStore {
 public:
-    // Opens (creating and migrating if needed) the store at `path`.
-    explicit SqliteIngestStore(const std::string& path);
+    // Opens (creating and migrating if needed) the store at `path`. A non-empty `ship_destination` makes the
+    // store a spool for it (store/ship_spool.hpp): from then on every commit also journals what it wrote. A store
+    // already spooling for another destination is refused (std::runtime_error).
+    explicit SqliteIngestStore(const std::string& path, const std::string& ship_destination = "");
     ~SqliteIngestStore() override;
 
     IngestSnapshot load_snapshot() override;
@@ -38,6 +40,7 @@ private:
     std::unique_ptr<SampleChunkWriter> chunks_;
     bool last_commit_failed_ = false;  // chunks_ then forgets what it learned about the stored chunks
     std::vector<std::uint32_t> order_;  // a batch's rows in (tensor, step) order
+    bool journal_ = false;              // a spool: commits append to ship_journal
 };
 
 }  // namespace msmon

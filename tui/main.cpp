@@ -21,6 +21,7 @@
 #include "core/sim/mindformers_simulator.hpp"
 #include "core/sim/msprobe_simulator.hpp"
 #include "core/text/number_text.hpp"
+#include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/ingest_session.hpp"
 #include "store/reader.hpp"
 #include "tui/app.hpp"
@@ -33,10 +34,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: msmon-tui [DIR] [--db PATH] [--config PATH] [--poll-ms N] [--demo] [--snapshot VIEW --size WxH]\n"
+    "       msmon-tui --store clickhouse://HOST:PORT/DB [--job ID] [--snapshot VIEW --size WxH]\n"
     "\n"
     "Follows a training job's msprobe and MindFormers output live and shows every rank.\n"
     "  DIR                the job folder (or monitor_output/, or one rank folder)\n"
     "  --db PATH          the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db)\n"
+    "  --store URL        show the whole job from ClickHouse (clickhouse://HOST:PORT/DB), every node's ranks, as the\n"
+    "                     agents (msmon ingest --sink) ship it; --job ID picks the job (default: the latest)\n"
     "  --poll-ms N        poll every N ms instead of inotify\n"
     "  --config PATH      the msprobe monitor config the job reads (the Config tab edits it; the job must run\n"
     "                     with DYNAMIC_MONITOR=True to pick edits up while training)\n"
@@ -67,7 +71,7 @@ extern "C" void on_quit_signal(int) {
 }
 
 struct Options {
-    std::string dir, db, snapshot, monitor_config, config_path;
+    std::string dir, db, snapshot, monitor_config, config_path, store, job;
     int width = 120, height = 40, poll_ms = 0, demo_step_ms = 500;
     bool demo = false;
 };
@@ -83,7 +87,53 @@ bool utf8_locale() {
     return cs && (std::strcmp(cs, "UTF-8") == 0 || std::strcmp(cs, "utf8") == 0);
 }
 
+// The whole job from ClickHouse: nothing to ingest here, the agents ship it.
+std::unique_ptr<Reader> open_store_reader(const Options& o, std::string& error) {
+    const auto target = parse_clickhouse_url(o.store, error);
+    if (!target) return nullptr;
+    try {
+        return open_clickhouse_reader(*target, o.job);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
+}
+
+// Collects the model; a remote store that fails leaves the last frame up with the reason in the status line.
+void collect_safely(App& app, std::string& failure) {
+    try {
+        app.collect();
+        failure.clear();
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+}
+
 int run_snapshot(const Options& o) {
+    if (!o.store.empty()) {
+        std::string error;
+        auto reader = open_store_reader(o, error);
+        if (!reader) {
+            std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+            return 1;
+        }
+        App app(std::move(reader), o.config_path);
+        if (!app.select_view(o.snapshot)) return usage_error("no view named '" + o.snapshot + "'");
+        app.status().source = o.store;
+        app.status().watch = "snapshot";
+        std::string failure;
+        collect_safely(app, failure);
+        if (!failure.empty()) {
+            std::fprintf(stderr, "msmon-tui: %s\n", failure.c_str());
+            return 1;
+        }
+        ScreenBuffer buf(o.width, o.height);
+        Glyphs glyphs;
+        glyphs.unicode = utf8_locale();
+        app.compose(buf, glyphs);
+        std::printf("%s\n", buf.to_text().c_str());
+        return 0;
+    }
     IngestOptions io;
     io.roots = {o.dir};
     std::string error;
@@ -137,10 +187,13 @@ int run_live(const Options& o) {
     if (!o.monitor_config.empty()) io.detectors.monitor_config_text = o.monitor_config;
     std::string error;
     IngestSession::OpenStatus status;
-    auto session = IngestSession::open(o.db, io, status, error);
-    if (!session && status != IngestSession::OpenStatus::locked) {
-        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
-        return 1;
+    std::unique_ptr<IngestSession> session;
+    if (o.store.empty()) {
+        session = IngestSession::open(o.db, io, status, error);
+        if (!session && status != IngestSession::OpenStatus::locked) {
+            std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+            return 1;
+        }
     }
     const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     g_wake_fd = wake;
@@ -149,7 +202,7 @@ int run_live(const Options& o) {
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, nullptr);
     std::mutex notice_mu;
-    std::string notice = session ? "" : error + " (read only)";
+    std::string notice = session || !o.store.empty() ? "" : error + " (read only)";
     std::atomic<long long> last_commit_ns{0};
     std::thread engine_thread;
     if (session) {
@@ -171,7 +224,8 @@ int run_live(const Options& o) {
         for (int i = 0; i < 200 && !std::filesystem::exists(o.db); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     std::unique_ptr<Reader> reader;
-    for (int i = 0; i < 100 && !reader; ++i) {
+    if (!o.store.empty()) reader = open_store_reader(o, error);
+    for (int i = 0; i < 100 && !reader && o.store.empty(); ++i) {
         try {
             reader = open_sqlite_reader(o.db);
         } catch (const std::exception& e) {
@@ -186,7 +240,8 @@ int run_live(const Options& o) {
         return 1;
     }
     App app(std::move(reader), o.config_path);
-    app.status().source = o.dir;
+    app.status().source = o.store.empty() ? o.dir : o.store;
+    std::string store_failure;
     {
         Terminal term;
         using Clock = std::chrono::steady_clock;
@@ -198,7 +253,7 @@ int run_live(const Options& o) {
         while (running) {
             const auto now = Clock::now();
             if ((reload || redraw) && now - last_frame >= frame) {
-                if (reload) app.collect();
+                if (reload) collect_safely(app, store_failure);
                 AppStatus& st = app.status();
                 if (session) {
                     const auto& c = session->engine().counters();
@@ -217,8 +272,8 @@ int run_live(const Options& o) {
                     std::lock_guard lock(notice_mu);
                     if (!notice.empty()) st.notice = notice;
                 } else {
-                    st.watch = "read only";
-                    st.notice = notice;
+                    st.watch = o.store.empty() ? "read only" : "clickhouse";
+                    st.notice = store_failure.empty() ? notice : store_failure;
                 }
                 ScreenBuffer buf(term.width(), term.height());
                 app.compose(buf, term.glyphs());
@@ -285,6 +340,14 @@ int main(int argc, char** argv) {
             const char* v = value("--db");
             if (!v) return usage_error("--db needs a PATH");
             o.db = v;
+        } else if (a == "--store") {
+            const char* v = value("--store");
+            if (!v) return usage_error("--store needs a URL");
+            o.store = v;
+        } else if (a == "--job") {
+            const char* v = value("--job");
+            if (!v) return usage_error("--job needs an ID");
+            o.job = v;
         } else if (a == "--config") {
             const char* v = value("--config");
             if (!v) return usage_error("--config needs a PATH");
@@ -357,6 +420,13 @@ int main(int argc, char** argv) {
             logs.join();
         });
     }
+    if (!o.store.empty()) {
+        if (!o.dir.empty() || o.demo || !o.db.empty()) return usage_error("--store shows a whole job: no DIR, --db or --demo");
+        std::string error;
+        if (!parse_clickhouse_url(o.store, error)) return usage_error(error);
+        return o.snapshot.empty() ? run_live(o) : run_snapshot(o);
+    }
+    if (!o.job.empty()) return usage_error("--job goes with --store");
     if (o.dir.empty()) return usage_error("give the job folder DIR, or --demo");
     if (!std::filesystem::is_directory(o.dir)) {
         std::fprintf(stderr, "msmon-tui: '%s' is not a folder\n", o.dir.c_str());

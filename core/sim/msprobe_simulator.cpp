@@ -149,7 +149,7 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
     const std::time_t now = std::time(nullptr);
     std::vector<std::string> dirs;
     for (int r = 0; r < o.ranks; ++r) {
-        dirs.push_back(root + "/" + run_dir_name(r, o.seed, now + r / 4));
+        dirs.push_back(root + "/" + run_dir_name(o.first_rank + r, o.seed, now + r / 4));
         if (!make_dirs(dirs.back())) {
             error = "cannot create " + dirs.back();
             return false;
@@ -196,7 +196,7 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
             double spike = 1.0;
             bool nan_here = false;
             for (const auto& f : o.faults) {
-                if (f.step != step || (f.rank >= 0 && f.rank != r)) continue;
+                if (f.step != step || (f.rank >= 0 && f.rank != o.first_rank + r)) continue;
                 if (f.type == Fault::Type::spike) spike *= f.factor;
                 else nan_here = true;
             }

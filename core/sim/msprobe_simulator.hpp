@@ -14,6 +14,7 @@ namespace msmon {
 struct SimOptions {
     std::string outdir;  // the job folder; the monitor root is <outdir>/monitor_output
     int ranks = 8;
+    int first_rank = 0;  // ranks first_rank .. first_rank + ranks - 1 (one node of a multi-node job)
     std::int64_t steps = 100;
     std::int64_t first_step = 0;
     int step_ms = 0;  // pause between steps (0: as fast as possible)

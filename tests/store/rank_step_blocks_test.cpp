@@ -163,6 +163,8 @@ TEST(RankStepBlocks, a_store_written_before_rank_block_is_filled_when_opened) {
         c.exec("DROP TABLE anomaly_breadth");
         c.exec("DROP TABLE kind_range");
         c.exec("DROP INDEX tensor_by_kind_layout");
+        c.exec("DROP TABLE ship_journal");  // schema 6 (the spool) came later still
+        c.exec("DROP TABLE ship_mark");
         rewrite_samples_as_version_4(c);
         c.exec("PRAGMA user_version=2");
     }

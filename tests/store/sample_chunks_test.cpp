@@ -252,6 +252,8 @@ TEST(SampleChunks, a_version_4_store_is_upgraded_with_every_sample_kept) {
         // Make it look like a v4 store: the old table with rows, no sample_chunk.
         Connection conn(f.db, Connection::Mode::read_write_create);
         conn.exec("DROP TABLE sample_chunk");
+        conn.exec("DROP TABLE ship_journal");  // schema 6 came later still
+        conn.exec("DROP TABLE ship_mark");
         conn.exec(
             "CREATE TABLE sample(tensor_id INTEGER NOT NULL, step INTEGER NOT NULL, layout_id INTEGER NOT NULL, "
             "shape_id INTEGER, dtype_id INTEGER, v0 REAL, v1 REAL, v2 REAL, v3 REAL, v4 REAL, v5 REAL, v6 REAL, v7 REAL, "

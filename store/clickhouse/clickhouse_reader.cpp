@@ -1,0 +1,402 @@
+// Every query filters on the job (the key's first column) and reads with FINAL, so a row re-sent after an
+// ambiguous failure counts once. Aggregation runs in ClickHouse: the Overview's per-rank series is one GROUP
+// BY (rank, step) with the same combination rules as rank_block; only names matched by a regex are chosen
+// here (std::regex, ECMAScript, as the SQLite reader does), from the job's distinct names.
+#include "store/clickhouse/clickhouse_reader.hpp"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <regex>
+#include <stdexcept>
+
+#include "core/layout/monitor_layout.hpp"
+#include "store/clickhouse/row_binary.hpp"
+
+namespace msmon {
+
+namespace {
+
+std::string in_list(const std::vector<std::string>& values) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + ch_quote(values[i]);
+    return s + ")";
+}
+
+class ClickHouseReader final : public Reader {
+  public:
+    ClickHouseReader(const ClickHouseTarget& target, std::string job)
+        : client_(target), job_(std::move(job)) {
+        db_ = target.database;
+        if (job_.empty()) {
+            RowBinaryReader r(
+                rows("SELECT job FROM " + db_ + ".points GROUP BY job ORDER BY max(shipped) DESC LIMIT 1"));
+            if (r.at_end()) throw std::runtime_error(target.text() + " holds no job yet");
+            job_ = r.str();
+        }
+        where_job_ = " WHERE job = " + ch_quote(job_);
+    }
+
+    void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) override {
+        std::string where = where_job_;
+        if (filter.rank) where += " AND rank = " + std::to_string(*filter.rank);
+        if (filter.kind) where += " AND kind = " + ch_quote(*filter.kind);
+        if (filter.op) where += " AND op = " + ch_quote(*filter.op);
+        if (filter.steps)
+            where += " AND step BETWEEN " + std::to_string(filter.steps->min()) + " AND " +
+                     std::to_string(filter.steps->max());
+        if (filter.name_regex) {
+            const auto names = matching_names(*filter.name_regex, filter.kind);
+            if (names.empty()) return;
+            where += " AND name IN " + in_list(names);
+        }
+        RowBinaryReader r(
+            rows("SELECT rank, run, kind, vpp_stage, name, micro_step, step, op, is_text, value, text FROM " +
+                 db_ + ".points FINAL" + where + " ORDER BY rank, run, kind, tensor_ord, step, op_ord"));
+        std::map<std::string, std::int64_t> run_ids;
+        Point p;
+        std::string run, kind, vpp, name, op, text;
+        while (!r.at_end()) {
+            p.rank = r.i32();
+            run = r.str();
+            kind = r.str();
+            vpp = r.str();
+            name = r.str();
+            const std::int64_t micro = r.i64();
+            p.step = r.i64();
+            op = r.str();
+            p.is_text = r.u8() != 0;
+            p.value = r.f64();
+            text = r.str();
+            if (filter.steps && !filter.steps->contains(p.step)) continue;
+            p.run_id = run_ids.try_emplace(run, static_cast<std::int64_t>(run_ids.size() + 1)).first->second;
+            p.kind = kind;
+            p.vpp_stage = vpp;
+            p.name = name;
+            p.micro_step = micro < 0 ? std::nullopt : std::optional<std::int64_t>(micro);
+            p.op = op;
+            p.text = text;
+            sink(p);
+        }
+    }
+
+    StoreSummary summary() override {
+        RowBinaryReader r(
+            rows("SELECT uniqExact(rank, run), uniqExact(rank), uniqExact(rank, run, kind, vpp_stage, "
+                 "name, micro_step), uniqExact(rank, run, kind, vpp_stage, name, micro_step, op) FROM " +
+                 db_ + ".points" + where_job_));
+        StoreSummary s;
+        s.runs = static_cast<std::int64_t>(r.u64());
+        s.ranks = static_cast<std::int64_t>(r.u64());
+        s.tensors = static_cast<std::int64_t>(r.u64());
+        s.series = static_cast<std::int64_t>(r.u64());
+        return s;  // files and parse issues stay on each node (not shipped)
+    }
+
+    std::vector<IssueRecord> issues(std::size_t) override { return {}; }
+
+    std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
+        std::string where = where_job_;
+        if (filter.source) where += " AND source = " + ch_quote(*filter.source);
+        if (filter.rank) where += " AND rank = " + std::to_string(*filter.rank);
+        if (filter.steps)
+            where += " AND step BETWEEN " + std::to_string(filter.steps->min()) + " AND " +
+                     std::to_string(filter.steps->max());
+        RowBinaryReader r(rows(std::string("SELECT ") + kAnomalySelect + " FROM " + db_ + ".anomalies FINAL" +
+                               where + " ORDER BY node, id"));
+        std::vector<AnomalyRecord> out;
+        while (!r.at_end()) {
+            AnomalyRecord a = read_anomaly(r);
+            if (filter.steps && !filter.steps->contains(a.step)) continue;
+            out.push_back(std::move(a));
+        }
+        return out;
+    }
+
+    AnomalyGroupPage anomaly_groups(const AnomalyGroupRequest& req) override {
+        AnomalyGroupPage page;
+        {
+            RowBinaryReader r(rows("SELECT count() FROM " + db_ + ".anomalies FINAL" + where_job_));
+            page.total_anomalies = static_cast<std::int64_t>(r.u64());
+        }
+        std::string where = where_job_;
+        if (req.source) where += " AND source = " + ch_quote(*req.source);
+        if (req.rule) where += " AND rule = " + ch_quote(*req.rule);
+        if (req.kind) where += " AND kind = " + ch_quote(*req.kind);
+        if (req.rank) where += " AND rank = " + std::to_string(*req.rank);
+        if (req.name_regex) {
+            std::vector<std::string> names;
+            const std::regex re(*req.name_regex, std::regex::ECMAScript | std::regex::optimize);
+            RowBinaryReader r(rows("SELECT DISTINCT name FROM " + db_ + ".anomalies" + where));
+            while (!r.at_end())
+                if (std::string n = r.str(); std::regex_search(n, re)) names.push_back(std::move(n));
+            if (names.empty()) return page;
+            where += " AND name IN " + in_list(names);
+        }
+        const std::string groups =
+            "SELECT argMax(tuple(node, id), score) AS face, count() AS n, min(step) AS g_first, "
+            "max(step) AS g_last, max(score) AS best, any(rank) AS g_rank FROM " +
+            db_ + ".anomalies FINAL" + where + " GROUP BY source, rule, rank, kind, name, op";
+        {
+            RowBinaryReader r(rows("SELECT count() FROM (" + groups + ")"));
+            page.total_groups = static_cast<std::int64_t>(r.u64());
+        }
+        RowBinaryReader r(rows("SELECT face.1, face.2, n, g_first, g_last, best FROM (" + groups +
+                               ") ORDER BY best DESC, g_first, g_rank LIMIT " + std::to_string(req.limit) +
+                               " OFFSET " + std::to_string(req.offset)));
+        std::vector<std::pair<std::string, std::int64_t>> faces;
+        std::vector<AnomalyGroup> groups_out;
+        while (!r.at_end()) {
+            std::string node = r.str();
+            const std::int64_t id = r.i64();
+            AnomalyGroup g;
+            g.count = static_cast<int>(r.u64());
+            g.first_step = r.i64();
+            g.last_step = r.i64();
+            g.rank_score = r.f64();
+            faces.emplace_back(std::move(node), id);
+            groups_out.push_back(std::move(g));
+        }
+        if (faces.empty()) return page;
+        std::string keys;
+        for (const auto& [node, id] : faces)
+            keys += (keys.empty() ? "(" : ", (") + ch_quote(node) + ", " + std::to_string(id) + ")";
+        RowBinaryReader fr(rows(std::string("SELECT node, id, ") + kAnomalySelect + " FROM " + db_ +
+                                ".anomalies FINAL" + where_job_ + " AND (node, id) IN (" + keys + ")"));
+        std::map<std::pair<std::string, std::int64_t>, AnomalyRecord> by_key;
+        while (!fr.at_end()) {
+            std::string node = fr.str();
+            const std::int64_t id = fr.i64();
+            by_key[{std::move(node), id}] = read_anomaly(fr);
+        }
+        for (std::size_t i = 0; i < faces.size(); ++i) {
+            auto it = by_key.find(faces[i]);
+            if (it == by_key.end()) continue;
+            groups_out[i].face = it->second;
+            page.groups.push_back(std::move(groups_out[i]));
+        }
+        return page;
+    }
+
+    AnomalyMarks anomaly_marks(double min_score, std::int64_t from_step) override {
+        AnomalyMarks m;
+        {
+            RowBinaryReader r(rows("SELECT count() FROM " + db_ + ".anomalies FINAL" + where_job_));
+            m.total = static_cast<std::int64_t>(r.u64());
+        }
+        char score[40];
+        std::snprintf(score, sizeof score, "%.17g", min_score);
+        RowBinaryReader r(rows("SELECT rank, step FROM " + db_ + ".anomalies FINAL" + where_job_ +
+                               " AND step >= " + std::to_string(from_step) +
+                               " GROUP BY rank, step HAVING max(score) >= " + score));
+        while (!r.at_end()) {
+            const int rank = r.i32();
+            m.marks.emplace_back(rank, r.i64());
+        }
+        return m;
+    }
+
+    std::vector<EventRecord> events() override {
+        RowBinaryReader r(rows("SELECT run, rank, has_step, step, kind, time, message FROM " + db_ +
+                               ".events FINAL" + where_job_ +
+                               " ORDER BY has_step DESC, step, rank, node, id"));
+        std::vector<EventRecord> out;
+        while (!r.at_end()) {
+            EventRecord e;
+            e.run_id = r.i64();
+            e.rank = r.i32();
+            const bool has_step = r.u8() != 0;
+            const std::int64_t step = r.i64();
+            if (has_step) e.step = step;
+            e.kind = r.str();
+            e.time = r.str();
+            e.message = r.str();
+            out.push_back(std::move(e));
+        }
+        return out;
+    }
+
+    std::vector<CheckpointRecord> checkpoints() override {
+        // Each node's latest generation: its checkpoint table as last shipped.
+        RowBinaryReader r(rows("SELECT source_path, position, name, rank, epoch, step, times, healthy FROM " +
+                               db_ + ".checkpoints FINAL" + where_job_ +
+                               " AND (node, generation) IN (SELECT node, "
+                               "max(generation) FROM " +
+                               db_ + ".checkpoints" + where_job_ +
+                               " GROUP BY node) ORDER BY node, source_path, position"));
+        std::vector<CheckpointRecord> out;
+        while (!r.at_end()) {
+            CheckpointRecord c;
+            c.source_path = r.str();
+            c.position = r.i64();
+            c.name = r.str();
+            c.rank = r.i32();
+            c.epoch = r.i64();
+            c.step = r.i64();
+            c.times = r.i64();
+            c.healthy = r.u8() != 0;
+            out.push_back(std::move(c));
+        }
+        return out;
+    }
+
+    StoreCatalog catalog() override {
+        StoreCatalog c;
+        {
+            RowBinaryReader r(rows("SELECT kind, op FROM " + db_ + ".points" + where_job_ +
+                                   " AND is_text = 0 GROUP BY kind, op ORDER BY kind, min(op_ord), op"));
+            while (!r.at_end()) {
+                std::string kind = r.str();
+                std::string op = r.str();
+                if (c.kinds.empty() || c.kinds.back().first != kind) c.kinds.push_back({kind, {}});
+                c.kinds.back().second.push_back(std::move(op));
+            }
+        }
+        {
+            RowBinaryReader r(
+                rows("SELECT DISTINCT rank FROM " + db_ + ".points" + where_job_ + " ORDER BY rank"));
+            while (!r.at_end()) c.ranks.push_back(r.i32());
+        }
+        RowBinaryReader r(rows("SELECT min(step), max(step), count() FROM " + db_ + ".points" + where_job_));
+        const std::int64_t lo = r.i64(), hi = r.i64();
+        if (r.u64() > 0) {
+            c.min_step = lo;
+            c.max_step = hi;
+        }
+        return c;
+    }
+
+    std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
+        RowBinaryReader r(rows("SELECT rank, max(step) FROM " + db_ + ".points" + where_job_ +
+                               " GROUP BY rank ORDER BY rank"));
+        std::vector<std::pair<int, std::int64_t>> out;
+        while (!r.at_end()) {
+            const int rank = r.i32();
+            out.emplace_back(rank, r.i64());
+        }
+        return out;
+    }
+
+    ModuleInfo module_info(int, const std::string&) override {
+        return {};
+    }  // module_struct/stack stay on the node
+
+    std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
+        std::string where =
+            where_job_ + " AND kind = " + ch_quote(req.kind) + " AND op = " + ch_quote(req.op);
+        if (req.name_regex) {
+            const auto names = matching_names(*req.name_regex, req.kind);
+            if (names.empty()) return {};
+            where += " AND name IN " + in_list(names);
+        }
+        if (req.last_steps > 0) {
+            RowBinaryReader r(rows("SELECT max(step), count() FROM " + db_ + ".points" + where));
+            const std::int64_t hi = r.i64();
+            if (r.u64() == 0) return {};
+            where += " AND step >= " + std::to_string(hi - req.last_steps + 1);
+        }
+        RowBinaryReader r(rows(
+            "SELECT rank, step, countIf(isNaN(value)), countIf(NOT isNaN(value)), sumIf(value * value, NOT "
+            "isNaN(value)), maxIf(value, NOT isNaN(value)), minIf(value, NOT isNaN(value)), sumIf(value, NOT "
+            "isNaN(value)) FROM " +
+            db_ + ".points FINAL" + where + " GROUP BY rank, step ORDER BY rank, step"));
+        std::vector<RankSeries> out;
+        while (!r.at_end()) {
+            const int rank = r.i32();
+            const std::int64_t step = r.i64();
+            const auto nans = r.u64(), n = r.u64();
+            const double sq = r.f64(), mx = r.f64(), mn = r.f64(), sum = r.f64();
+            double v;
+            if (nans > 0 || n == 0)
+                v = std::numeric_limits<double>::quiet_NaN();
+            else if (req.op == "norm")
+                v = std::sqrt(sq);
+            else if (req.op == "max")
+                v = mx;
+            else if (req.op == "min")
+                v = mn;
+            else if (req.op == "nans")
+                v = sum;
+            else
+                v = sum / static_cast<double>(n);
+            if (out.empty() || out.back().rank != rank) out.push_back({rank, {}});
+            out.back().points.push_back({step, v});
+        }
+        return out;
+    }
+
+    std::vector<std::int64_t> collected_steps(std::size_t limit) override {
+        std::vector<std::string> kinds;
+        for (const auto& [kind, ops] : catalog().kinds)
+            if (is_known_v1_prefix(kind)) kinds.push_back(kind);
+        if (kinds.empty()) return {};
+        RowBinaryReader r(rows("SELECT DISTINCT step FROM " + db_ + ".points" + where_job_ + " AND kind IN " +
+                               in_list(kinds) + " ORDER BY step DESC LIMIT " + std::to_string(limit)));
+        std::vector<std::int64_t> out;
+        while (!r.at_end()) out.push_back(r.i64());
+        return out;
+    }
+
+  private:
+    static constexpr const char* kAnomalySelect =
+        "source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, has_reference, reference, "
+        "message, "
+        "tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score";
+
+    static AnomalyRecord read_anomaly(RowBinaryReader& r) {
+        AnomalyRecord a;
+        a.source = r.str();
+        a.rule = r.str();
+        a.rank = r.i32();
+        a.step = r.i64();
+        const std::int64_t micro = r.i64();
+        if (micro >= 0) a.micro_step = micro;
+        a.kind = r.str();
+        a.vpp_stage = r.str();
+        a.name = r.str();
+        a.op = r.str();
+        a.value = r.f64();
+        const bool has_reference = r.u8() != 0;
+        const double reference = r.f64();
+        if (has_reference) a.reference = reference;
+        a.message = r.str();
+        a.tag_name = r.str();
+        a.key = r.str();
+        a.call_id = r.i64();
+        a.pp_stage = r.i64();
+        a.vpp = r.i64();
+        const std::string mates = r.str();
+        for (std::size_t start = 0; start < mates.size();) {
+            auto comma = mates.find(',', start);
+            a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        a.score = r.f64();
+        return a;
+    }
+
+    std::vector<std::string> matching_names(const std::string& regex,
+                                            const std::optional<std::string>& kind) {
+        const std::regex re(regex, std::regex::ECMAScript | std::regex::optimize);
+        RowBinaryReader r(rows("SELECT DISTINCT name FROM " + db_ + ".points" + where_job_ +
+                               (kind ? " AND kind = " + ch_quote(*kind) : std::string())));
+        std::vector<std::string> out;
+        while (!r.at_end())
+            if (std::string n = r.str(); std::regex_search(n, re)) out.push_back(std::move(n));
+        return out;
+    }
+
+    std::string rows(const std::string& sql) { return client_.query(sql + " FORMAT RowBinary"); }
+
+    ClickHouseClient client_;
+    std::string job_, db_, where_job_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reader> open_clickhouse_reader(const ClickHouseTarget& target, const std::string& job) {
+    return std::make_unique<ClickHouseReader>(target, job);
+}
+
+}  // namespace msmon

@@ -1,0 +1,32 @@
+// The whole-job tables in ClickHouse, created if missing. Written for the oldest server we support (Debian's
+// 18.16): plain types (no LowCardinality, no Nullable in keys), ReplacingMergeTree for idempotent re-sends.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/clickhouse/clickhouse_client.hpp"
+
+namespace msmon {
+
+// The column lists the agent inserts, in RowBinary order.
+inline constexpr const char* kPointColumns =
+    "job, node, spool, seq, rank, run, kind, vpp_stage, name, micro_step, step, op, op_ord, tensor_ord, "
+    "is_text, "
+    "value, text";
+inline constexpr const char* kAnomalyColumns =
+    "job, node, spool, id, source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, "
+    "has_reference, "
+    "reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score";
+inline constexpr const char* kEventColumns =
+    "job, node, spool, id, run, rank, has_step, step, kind, time, message";
+inline constexpr const char* kCheckpointColumns =
+    "job, node, generation, source_path, position, name, rank, epoch, step, times, healthy";
+
+// CREATE statements for `database` (CREATE DATABASE first).
+std::vector<std::string> clickhouse_ddl(const std::string& database);
+
+// Runs clickhouse_ddl. Throws ClickHouseError / ClickHouseUnreachable.
+void ensure_clickhouse_schema(const ClickHouseClient& client);
+
+}  // namespace msmon
