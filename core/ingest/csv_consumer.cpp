@@ -71,9 +71,9 @@ void CsvConsumer::handle_data(TrackedFile& file, std::string_view record, std::i
     }
     const std::string_view kind =
         file.v2 ? v2_kind(file.progress.kind, row_.scope, row_.name) : std::string_view(file.progress.kind);
+    const std::int64_t tensor = tensor_id(file, kind, line, batch);
     SampleRow& out = batch.rows.emplace_back();
-    out.tensor_id = keys_.tensor_id(file.progress.run_id, kind, row_.vpp_stage, row_.name, row_.micro_step,
-                                    file.layout_id, batch);
+    out.tensor_id = tensor;
     out.step = row_.step;
     out.layout_id = static_cast<std::int32_t>(file.layout_id);
     out.shape_id = row_.shape.data() ? static_cast<std::int32_t>(keys_.text_id(row_.shape, batch)) : 0;
@@ -81,6 +81,27 @@ void CsvConsumer::handle_data(TrackedFile& file, std::string_view record, std::i
     out.value_count = row_.value_count;
     std::memcpy(out.values, row_.values, sizeof(double) * static_cast<std::size_t>(row_.value_count));
     ++result.rows;
+}
+
+std::int64_t CsvConsumer::tensor_id(const TrackedFile& file, std::string_view kind, std::int64_t line,
+                                    RecordBatch& batch) {
+    seen_key_.assign(reinterpret_cast<const char*>(&file.progress.run_id), sizeof file.progress.run_id);
+    seen_key_ += file.progress.kind;
+    std::vector<std::int64_t>& seen = seen_[seen_key_];
+    const std::size_t index = line >= 2 ? static_cast<std::size_t>(line - 2) : 0;  // line 1 is the header
+    if (index < seen.size()) {
+        const TensorInfo* t = keys_.tensor(seen[index]);
+        if (t && t->run_id == file.progress.run_id && t->name == row_.name && t->kind == kind &&
+            t->vpp_stage == row_.vpp_stage && t->micro_step == row_.micro_step)
+            return t->id;
+    }
+    const std::int64_t id = keys_.tensor_id(file.progress.run_id, kind, row_.vpp_stage, row_.name, row_.micro_step,
+                                            file.layout_id, batch);
+    if (index < 65536) {  // bounded: a file of more rows than that is predicted for its first 65,536 only
+        if (index >= seen.size()) seen.resize(index + 1, 0);
+        seen[index] = id;
+    }
+    return id;
 }
 
 void CsvConsumer::handle_stack(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ingest/key_registry.hpp"
@@ -34,7 +35,15 @@ private:
     void issue(TrackedFile& file, std::int64_t line, std::string reason, std::string_view text, RecordBatch& batch,
                ConsumeResult& result);
 
+    // Files of one (run, file kind) list their tensors in the same order step after step: the tensor of data row
+    // i is predicted from row i of the previous such file and checked field by field against the registry's
+    // record of it, which costs a few compares instead of building and hashing the tensor's key. A miss asks the
+    // registry by key.
+    std::int64_t tensor_id(const TrackedFile& file, std::string_view kind, std::int64_t line, RecordBatch& batch);
+
     KeyRegistry& keys_;
+    std::unordered_map<std::string, std::vector<std::int64_t>> seen_;  // tensor ids by run id + file kind, row order
+    std::string seen_key_;
     std::vector<std::string_view> fields_;
     std::string scratch_;
     std::string error_;
