@@ -1,11 +1,14 @@
 // msmon health: checkpoints and their health flags, the latest healthy one, data skips, spikes and stops.
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
 #include "cli/store_target.hpp"
 #include "core/text/display_escape.hpp"
+#include "core/text/number_text.hpp"
 
 namespace msmon {
 
@@ -13,18 +16,91 @@ namespace {
 
 const CommandSpec kHealthSpec{
     "health",
-    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--format table|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--format table|json] [--run-config [--rank R]]",
     "Checkpoint health from MindFormers' health_ckpts.json (is_health 0 = healthy), the latest healthy\n"
-    "checkpoint to resume from, and the job's events: data skips, global-norm spikes, stops and errors.",
+    "checkpoint to resume from, and the job's events: data skips, global-norm spikes, stops and errors.\n"
+    "With --run-config, the run's config instead: the text summaries the job wrote to TensorBoard (MindFormers\n"
+    "writes every config key on the TEXT page), per rank; ranks with the same config are listed once.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
         {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--format", "table|json", "output format (default table)"},
+        {"--run-config", "", "print the run's config from the text summaries (key: text per line)"},
+        {"--rank", "R", "with --run-config: this rank only"},
     },
     0,
     1,
 };
+
+// Ranks whose runs wrote the same entries are one block: "ranks 0-7".
+int print_run_config(Reader& reader, std::optional<int> rank, bool json) {
+    std::vector<RunConfigEntry> entries;
+    try {
+        entries = reader.run_config(rank);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "msmon health: %s\n", e.what());
+        return kExitFailure;
+    }
+    if (json) {
+        nlohmann::ordered_json j = nlohmann::ordered_json::array();
+        for (const auto& e : entries)
+            j.push_back({{"rank", e.rank},
+                         {"source", e.source},
+                         {"step", e.step ? nlohmann::ordered_json(*e.step) : nlohmann::ordered_json(nullptr)},
+                         {"key", e.key},
+                         {"text", e.text}});
+        std::printf("%s\n", j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        return kExitOk;
+    }
+    struct Block {
+        std::vector<int> ranks;
+        std::size_t first = 0, end = 0;  // the first rank's entries
+    };
+    std::vector<Block> blocks;
+    std::map<std::vector<std::pair<std::string, std::string>>, std::size_t> block_of;
+    for (std::size_t i = 0; i < entries.size();) {
+        std::size_t end = i;
+        while (end < entries.size() && entries[end].rank == entries[i].rank) ++end;
+        std::vector<std::pair<std::string, std::string>> key;
+        for (std::size_t k = i; k < end; ++k) key.emplace_back(entries[k].key, entries[k].text);
+        auto [it, fresh] = block_of.try_emplace(std::move(key), blocks.size());
+        if (fresh) blocks.push_back({{}, i, end});
+        blocks[it->second].ranks.push_back(entries[i].rank);
+        i = end;
+    }
+    if (blocks.empty()) {
+        std::printf("run config: no text summaries%s (the config is read from TensorBoard event files)\n",
+                    rank ? (" for rank " + std::to_string(*rank)).c_str() : "");
+        return kExitOk;
+    }
+    for (const auto& b : blocks) {
+        std::string who;
+        for (std::size_t i = 0; i < b.ranks.size();) {
+            std::size_t j = i;
+            while (j + 1 < b.ranks.size() && b.ranks[j + 1] == b.ranks[j] + 1) ++j;
+            who += (who.empty() ? "" : ",") + std::to_string(b.ranks[i]) + (j > i ? "-" + std::to_string(b.ranks[j]) : "");
+            i = j + 1;
+        }
+        std::printf("run config of rank%s %s (%s):\n", b.ranks.size() > 1 ? "s" : "", who.c_str(),
+                    escape_for_display(entries[b.first].source, 300).c_str());
+        for (std::size_t k = b.first; k < b.end; ++k) {
+            const auto& e = entries[k];
+            // Each line of a multi-line text on its own line, indented; every byte escaped for the terminal.
+            std::string_view rest = e.text;
+            while (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);  // a YAML dump's last newline
+            const bool multi = rest.find('\n') != std::string_view::npos;
+            std::printf("  %s:%s", escape_for_display(e.key, 300).c_str(), multi ? "\n" : " ");
+            while (true) {
+                const auto nl = rest.find('\n');
+                std::printf("%s%s\n", multi ? "    " : "", escape_for_display(rest.substr(0, nl), 4000).c_str());
+                if (nl == std::string_view::npos) break;
+                rest = rest.substr(nl + 1);
+            }
+        }
+    }
+    return kExitOk;
+}
 
 }  // namespace
 
@@ -45,12 +121,22 @@ int run_health_command(int argc, char** argv) {
         std::fprintf(stderr, "msmon health: --format is table or json\n");
         return kExitUsage;
     }
+    std::optional<int> rank;
+    if (auto v = args->value("--rank")) {
+        const auto n = parse_int(*v);
+        if (!args->has("--run-config") || !n || *n < 0 || *n > 1000000) {
+            std::fprintf(stderr, "msmon health: --rank takes a rank number, with --run-config\n");
+            return kExitUsage;
+        }
+        rank = static_cast<int>(*n);
+    }
     bool usage = false;
     auto reader = open_target_reader(*args, error, usage);
     if (!reader) {
         std::fprintf(stderr, "msmon health: %s\n", error.c_str());
         return usage ? kExitUsage : kExitFailure;
     }
+    if (args->has("--run-config")) return print_run_config(*reader, rank, format == "json");
     std::vector<CheckpointRecord> checkpoints;
     std::vector<EventRecord> events;
     try {
@@ -88,8 +174,13 @@ int run_health_command(int argc, char** argv) {
                     static_cast<long long>(c.step), c.rank, escape_for_display(c.name, 300).c_str(),
                     &c == latest ? "   <- latest healthy: resume from here" : "");
     std::printf("latest healthy: %s\n", latest ? escape_for_display(latest->name, 300).c_str() : "none");
-    std::printf("events (%zu):\n", events.size());
+    std::size_t config_entries = 0;
+    for (const auto& e : events) config_entries += e.kind == "config";
+    if (config_entries)
+        std::printf("run config: %zu keys from text summaries (msmon health --run-config prints them)\n", config_entries);
+    std::printf("events (%zu):\n", events.size() - config_entries);
     for (const auto& e : events) {
+        if (e.kind == "config") continue;
         std::string msg = e.message;
         if (const auto nl = msg.rfind('\n'); nl != std::string::npos) msg = msg.substr(nl + 1);  // a traceback's last line
         std::printf("  step %-7s rank %-4d %-18s %s\n", e.step ? std::to_string(*e.step).c_str() : "-", e.rank,

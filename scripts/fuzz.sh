@@ -12,17 +12,17 @@ repo=$(pwd)
 seconds=${FUZZ_SECONDS:-60}
 fixtures=${MSMON_FIXTURES:-$repo/../shared/fixtures}
 build=$repo/build-fuzz
-all_targets=(csv mindformers_log json_documents monitor_config display_escape)
+all_targets=(csv mindformers_log json_documents monitor_config display_escape tf_events)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
 # Bytes per input: above the parsers' 8 KiB regex cap, below what a libFuzzer iteration can afford.
 declare -A max_len=([csv]=16384 [mindformers_log]=16384 [json_documents]=65536 [monitor_config]=8192
-                    [display_escape]=4096)
+                    [display_escape]=4096 [tf_events]=8192)
 
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMSMON_FUZZ=ON \
   -DMSMON_BUILD_TESTS=OFF -DMSMON_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_targets
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
 
 corpus_root=$build/fuzz/corpus
 mkdir -p "$corpus_root"
@@ -101,6 +101,25 @@ for f in files("mindformers-rendered/*.log")[:1] + files("msprobe-real/wg/consol
     for line in f.read_bytes().splitlines()[:20]:
         put("display_escape", b"\xff\xff" + line)
         put("display_escape", b"\x00\x28" + line)
+
+# tf_events: byte 0 is the mode (fuzz/tf_events_fuzz.cpp; even: raw file bytes, odd: <len><payload> records the
+# harness frames). The real event files: their first records raw, and each small record's payload framed by the
+# harness, a few to a seed.
+import struct
+for f in files("tensorboard-real/*/events.out.tfevents.*"):
+    data = f.read_bytes()
+    payloads, pos = [], 0
+    while pos + 12 <= len(data) and len(payloads) < 400:
+        (n,) = struct.unpack_from("<Q", data, pos)
+        if pos + 16 + n > len(data):
+            break
+        payloads.append(data[pos + 12:pos + 12 + n])
+        pos += 16 + n
+    put("tf_events", b"\x00" + data[:4096])
+    put("tf_events", b"\x10" + data[:8191])
+    small = [p for p in payloads if len(p) < 256]
+    for i in range(0, min(len(small), 120), 6):
+        put("tf_events", b"\x01" + b"".join(bytes([len(p)]) + p for p in small[i:i + 6]))
 
 # Hand-written seeds from the repository.
 seeds = repo / "fuzz" / "seeds"

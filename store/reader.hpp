@@ -116,6 +116,24 @@ struct StoreCatalog {
     std::int64_t min_step = 0, max_step = -1;
 };
 
+// One text summary of a run: what MindFormers writes on TensorBoard's TEXT page at start-up (its config, one
+// key per tag), stored as a "config" event "<key>: <text>". Text is as written: escape it before showing it.
+struct RunConfigEntry {
+    std::int64_t run_id = 0;
+    int rank = 0;
+    std::string source;  // the folder of the run: a rank folder, or the MindFormers output folder of event files
+    std::optional<std::int64_t> step;
+    std::string key;  // the tag without "/text_summary"
+    std::string text;
+};
+
+// A stored config event's message, "<key>: <text>" (core/ingest/event_file_consumer.cpp), into key and text.
+inline void split_config_message(const std::string& message, RunConfigEntry& into) {
+    const auto colon = message.find(": ");  // MindFormers' keys hold no ": "
+    into.key = colon == std::string::npos ? message : message.substr(0, colon);
+    into.text = colon == std::string::npos ? std::string() : message.substr(colon + 2);
+}
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -130,6 +148,8 @@ public:
     virtual AnomalyMarks anomaly_marks(double min_score, std::int64_t from_step) = 0;
     // Events from the logs, by step then rank (events without a step last, in the order read).
     virtual std::vector<EventRecord> events() = 0;
+    // The runs' config from text summaries, by rank, run, then in the order written; `rank`: one rank only.
+    virtual std::vector<RunConfigEntry> run_config(std::optional<int> rank) = 0;
     // Checkpoints from every health_ckpts.json, in file order.
     virtual std::vector<CheckpointRecord> checkpoints() = 0;
     virtual StoreCatalog catalog() = 0;

@@ -192,6 +192,28 @@ public:
         return out;
     }
 
+    std::vector<RunConfigEntry> run_config(std::optional<int> rank) override {
+        std::vector<RunConfigEntry> out;
+        Statement q(conn_,
+                    "SELECT e.run_id, e.rank, e.step, e.message, r.path FROM event e LEFT JOIN run r ON r.id = e.run_id "
+                    "WHERE e.kind = ?1 AND (?2 IS NULL OR e.rank = ?2) ORDER BY e.rank, e.run_id, e.id");
+        q.bind(1, std::string_view("config"));
+        if (rank) q.bind(2, *rank);
+        while (q.step()) {
+            RunConfigEntry c;
+            c.run_id = q.int64(0);
+            c.rank = static_cast<int>(q.int64(1));
+            c.step = q.opt_int64(2);
+            split_config_message(q.text(3), c);
+            std::string path = q.text(4);
+            // Runs that are not folders carry a "#<what>#rank<R>" suffix (mindformers, tensorboard).
+            if (const auto hash = path.find('#'); hash != std::string::npos) path.resize(hash);
+            c.source = std::move(path);
+            out.push_back(std::move(c));
+        }
+        return out;
+    }
+
     std::vector<CheckpointRecord> checkpoints() override {
         std::vector<CheckpointRecord> out;
         Statement q(conn_,
@@ -245,10 +267,11 @@ public:
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
         std::vector<std::pair<int, std::int64_t>> out;
         // A tensor's last step is in its last block: two index seeks (the key is (tensor_id, block, first_step)).
+        // "<tag> vs samples" twins count samples, not steps: left out.
         Statement q(conn_,
                     "SELECT r.rank, max((SELECT max(s.last_step) FROM sample_chunk s WHERE s.tensor_id = t.id AND s.block "
                     "= (SELECT max(block) FROM sample_chunk WHERE tensor_id = t.id))) FROM tensor t JOIN run r ON r.id "
-                    "= t.run_id GROUP BY r.rank ORDER BY r.rank");
+                    "= t.run_id WHERE t.kind NOT LIKE '%\\_vs\\_samples' ESCAPE '\\' GROUP BY r.rank ORDER BY r.rank");
         while (q.step())
             if (!q.is_null(1)) out.emplace_back(static_cast<int>(q.int64(0)), q.int64(1));
         return out;
@@ -295,7 +318,9 @@ public:
         Statement ranks(conn_, "SELECT DISTINCT rank FROM run ORDER BY rank");
         while (ranks.step()) c.ranks.push_back(static_cast<int>(ranks.int64(0)));
         // The step range: kind_range, kept by the writer.
-        Statement range(conn_, "SELECT min(min_step), max(max_step) FROM kind_range");
+        // TensorBoard's "<tag> vs samples" twins (kind <kind>_vs_samples) count samples, not steps: not in it.
+        Statement range(conn_,
+                        "SELECT min(min_step), max(max_step) FROM kind_range WHERE kind NOT LIKE '%\\_vs\\_samples' ESCAPE '\\'");
         if (range.step() && !range.is_null(0)) {
             c.min_step = range.int64(0);
             c.max_step = range.int64(1);

@@ -45,7 +45,8 @@ constexpr const char* kUsage =
     "  --config PATH      the msprobe monitor config the job reads (the Config tab edits it; the job must run\n"
     "                     with DYNAMIC_MONITOR=True to pick edits up while training)\n"
     "  --demo             run the built-in simulator live (8 ranks, a loss spike at step 20, a NaN on rank 3 at\n"
-    "                     step 35, msprobe alert rules) and open on it\n"
+    "                     step 35, msprobe alert rules; TensorBoard event files with the run config and MoE\n"
+    "                     expert load, expert 3 of layer_1 taking most tokens from step 10) and open on it\n"
     "  --demo-step-ms MS  the demo's pace (default 500 ms per step)\n"
     "  --snapshot VIEW    ingest, print one frame of VIEW (overview, chart, anomalies, health, config, experts) as text, exit\n"
     "  --size WxH         the snapshot's size (default 120x40)\n"
@@ -57,6 +58,10 @@ constexpr const char* kDemoMonitorConfig =
  "ops": ["min", "max", "norm", "mean", "nans", "zeros"],
  "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}, {"rule_name": "AnomalyNan"}],
            "dump": false}})";
+
+// The demo's planted routing collapse (the Experts tab flags it): from this step on, layer_1's expert 3 takes most
+// tokens. Early, so that the tab has something to show within seconds.
+constexpr std::int64_t kDemoCollapseStep = 10;
 
 // SIGTERM/SIGHUP/SIGINT end the loop like `q` does: the terminal is restored and the demo cleaned up.
 std::atomic<bool> g_quit{false};
@@ -406,10 +411,13 @@ int main(int argc, char** argv) {
             s.step_ms = o.demo_step_ms;
             std::string err;
             s.faults = *parse_fault_list("spike@20,nan@35:r3", err);
-            // MindFormers logs and the health file beside msprobe's output, as a real job writes them.
+            // MindFormers logs, the health file and TensorBoard event files beside msprobe's output, as a real
+            // job writes them; the event files carry MoE expert load whose router collapses onto one expert.
             MindFormersOptions mf;
             mf.logs = true;
             mf.health = true;
+            mf.tensorboard = true;
+            mf.collapse_step = kDemoCollapseStep;
             mf.stop_on_spikes = false;  // the demo keeps running after its spike
             const MindFormersPlan plan = plan_mindformers_run(s, mf);
             MindFormersResult mf_result;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/parse/tensorboard_tags.hpp"
 #include "core/parse/tfrecord_framing.hpp"
@@ -23,6 +24,53 @@ std::string_view folder_of(std::string_view path) {
     return path.substr(prev == std::string_view::npos ? 0 : prev + 1, slash - (prev == std::string_view::npos ? 0 : prev + 1));
 }
 
+// nlohmann's dump() throws on text that is not UTF-8; tags come from the file and may be anything.
+bool is_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        const std::size_t len = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+        if (len == 0 || i + len > s.size()) return false;
+        std::uint32_t cp = len == 1 ? b : len == 2 ? (b & 0x1Fu) : len == 3 ? (b & 0x0Fu) : (b & 0x07u);
+        for (std::size_t k = 1; k < len; ++k) {
+            const auto c = static_cast<unsigned char>(s[i + k]);
+            if ((c & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (c & 0x3Fu);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+std::string to_hex(std::string_view s) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size() * 2);
+    for (const char c : s) {
+        out.push_back(kDigits[static_cast<unsigned char>(c) >> 4]);
+        out.push_back(kDigits[static_cast<unsigned char>(c) & 15]);
+    }
+    return out;
+}
+
+std::optional<std::string> from_hex(std::string_view s) {
+    if (s.size() % 2) return std::nullopt;
+    auto digit = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); i += 2) {
+        const int hi = digit(s[i]), lo = digit(s[i + 1]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        out.push_back(static_cast<char>(hi << 4 | lo));
+    }
+    return out;
+}
+
 std::uint32_t load32(const char* p) {
     std::uint32_t v;
     std::memcpy(&v, p, 4);
@@ -35,7 +83,11 @@ std::string EventFileContext::serialize() const {
     if (!skipping && plugins.empty()) return "";
     nlohmann::json j;
     if (skipping) j["skip"] = {skip_left, skip_crc, skip_start, skip_length, skip_payload};
-    if (!plugins.empty()) j["plugins"] = plugins;
+    // Tags (and plugin names) that are not UTF-8 are kept byte for byte in hex: JSON text cannot hold them.
+    for (const auto& [tag, name] : plugins) {
+        if (is_utf8(tag) && is_utf8(name)) j["plugins"][tag] = name;
+        else j["plugins_hex"][to_hex(tag)] = to_hex(name);
+    }
     return j.dump();
 }
 
@@ -55,6 +107,12 @@ EventFileContext EventFileContext::parse(std::string_view text) {
     if (auto p = j.find("plugins"); p != j.end() && p->is_object())
         for (const auto& [tag, name] : p->items())
             if (name.is_string()) c.plugins[tag] = name.get<std::string>();
+    if (auto p = j.find("plugins_hex"); p != j.end() && p->is_object())
+        for (const auto& [tag, name] : p->items()) {
+            auto t = from_hex(tag);
+            auto n = name.is_string() ? from_hex(name.get<std::string>()) : std::nullopt;
+            if (t && n) c.plugins[*t] = *n;
+        }
     return c;
 }
 

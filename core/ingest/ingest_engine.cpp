@@ -37,8 +37,11 @@ using Clock = std::chrono::steady_clock;
 struct TrackedDir {
     DirRole role = DirRole::root;
     int rank = 0;
-    std::int64_t run_id = 0;  // msprobe CSV runs
-    std::string mf_output;    // MindFormers output folder the logs in here belong to
+    // msprobe CSV runs. A v1 run folder is a run at once; a rank_<R> folder only when its first CSV is seen: it may
+    // hold only MindFormers logs or TensorBoard event files, which belong to the MindFormers run of the rank.
+    std::int64_t run_id = 0;
+    std::string mf_output;  // MindFormers output folder the logs in here belong to
+    std::string time_label, uid;  // v1 run folder name parts
 };
 
 std::string canonical(const std::string& path) {
@@ -152,16 +155,10 @@ struct IngestEngine::Impl {
         td.role = c.role;
         td.rank = c.rank;
         td.mf_output = parent_output;
-        if (c.role == DirRole::run_v1 || c.role == DirRole::run_v2) {
-            RunInfo proto;
-            proto.rank = c.rank;
-            proto.path = path;
-            proto.time_label = c.time_label;
-            proto.uid = c.uid;
-            proto.format = c.role == DirRole::run_v2 ? "msprobe_v2" : "msprobe";
-            td.run_id = keys->run_id(proto, batch);
-            if (c.role == DirRole::run_v2) td.mf_output = dirname_of(dirname_of(path));  // <out>/log/rank_<R>
-        }
+        td.time_label = c.time_label;
+        td.uid = c.uid;
+        if (c.role == DirRole::run_v1) td.run_id = msprobe_run_id(path, td);
+        if (c.role == DirRole::run_v2) td.mf_output = dirname_of(dirname_of(path));  // <out>/log/rank_<R>
         if (c.role == DirRole::mf_rank_log) td.mf_output = dirname_of(dirname_of(path));
         if (c.role == DirRole::mf_msrun) td.mf_output = dirname_of(path);
         dirs[path] = td;
@@ -229,6 +226,16 @@ struct IngestEngine::Impl {
         for (const auto& [_, name] : file_order) on_entry(path, name, false);
     }
 
+    std::int64_t msprobe_run_id(const std::string& path, const TrackedDir& td) {
+        RunInfo proto;
+        proto.rank = td.rank;
+        proto.path = path;
+        proto.time_label = td.time_label;
+        proto.uid = td.uid;
+        proto.format = td.role == DirRole::run_v2 ? "msprobe_v2" : "msprobe";
+        return keys->run_id(proto, batch);
+    }
+
     std::int64_t log_run_id(const TrackedDir& td, int rank) {
         RunInfo proto;
         proto.rank = rank;
@@ -270,7 +277,9 @@ struct IngestEngine::Impl {
             const bool is_log = fc->format == FileFormat::log_file_sink || fc->format == FileFormat::log_stdout;
             const bool is_events = fc->format == FileFormat::tf_events;
             // Event files join the MindFormers run of their rank: a metric both write is one series.
-            f.progress.run_id = is_log || is_events ? log_run_id(td, fc->rank) : td.run_id;
+            if (!is_log && !is_events && td.run_id == 0 && (td.role == DirRole::run_v1 || td.role == DirRole::run_v2))
+                it->second.run_id = msprobe_run_id(dir, td);
+            f.progress.run_id = is_log || is_events ? log_run_id(td, fc->rank) : it->second.run_id;
             if (is_log) f.progress.kind = fc->format == FileFormat::log_stdout ? "worker_log" : "info_log";
             if (is_events) f.progress.kind = "tf_events";
             if (is_whole_file(fc->format)) f.progress.kind = "json";

@@ -216,6 +216,25 @@ class ClickHouseReader final : public Reader {
         return out;
     }
 
+    std::vector<RunConfigEntry> run_config(std::optional<int> rank) override {
+        const std::string rank_filter = rank ? " AND rank = " + std::to_string(*rank) : std::string();
+        RowBinaryReader r(rows("SELECT run, rank, node, has_step, step, message FROM " + db_ + ".events FINAL" +
+                               where_job_ + " AND kind = 'config'" + rank_filter + " ORDER BY rank, node, run, id"));
+        std::vector<RunConfigEntry> out;
+        while (!r.at_end()) {
+            RunConfigEntry c;
+            c.run_id = r.i64();
+            c.rank = r.i32();
+            c.source = "node " + r.str();  // runs are numbered per node: the node tells them apart
+            const bool has_step = r.u8() != 0;
+            const std::int64_t step = r.i64();
+            if (has_step) c.step = step;
+            split_config_message(r.str(), c);
+            out.push_back(std::move(c));
+        }
+        return out;
+    }
+
     std::vector<CheckpointRecord> checkpoints() override {
         // Each node's latest generation: its checkpoint table as last shipped.
         RowBinaryReader r(rows("SELECT source_path, position, name, rank, epoch, step, times, healthy FROM " +

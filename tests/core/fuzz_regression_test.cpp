@@ -8,13 +8,90 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ingest/event_file_consumer.hpp"
+#include "core/ingest/key_registry.hpp"
 #include "core/parse/json_documents.hpp"
 #include "core/parse/mindformers_log.hpp"
+#include "core/parse/tfrecord_framing.hpp"
+#include "core/sim/tensorboard_writer.hpp"
 
 namespace msmon {
 namespace {
 
 using namespace std::string_literals;
+
+// An in-memory store for driving the event-file reader without SQLite: nothing stored, ids from the registry.
+class NoStore final : public IngestStore {
+public:
+    IngestSnapshot load_snapshot() override { return {}; }
+    std::vector<TensorInfo> load_tensors(std::int64_t) override { return {}; }
+    std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override { return {}; }
+    std::vector<StoredSample> load_samples(const std::string&, std::int64_t, std::int64_t) override { return {}; }
+    void commit(const RecordBatch&) override {}
+};
+
+TrackedFile event_file(KeyRegistry& keys, RecordBatch& batch) {
+    RunInfo run;
+    run.rank = 0;
+    run.path = "/job/output#mindformers#rank0";
+    run.format = "mindformers";
+    TrackedFile f;
+    f.format = FileFormat::tf_events;
+    f.progress.id = 1;
+    f.progress.path = "/job/output/tensorboard/rank_0/events.out.tfevents.1.host";
+    f.progress.run_id = keys.run_id(run, batch);
+    return f;
+}
+
+// fuzz/tf_events_fuzz (minimized to 57 bytes; framed by the harness): a text summary whose tag is not UTF-8
+// ("run_mB\x05\x00\x80oy;\xff\xffsummary"). Saving the reader's state with the offset (each tensor tag's plugin, as
+// JSON) threw nlohmann's type_error 316 out of EventFileConsumer::consume: the ingest thread died on such a file.
+TEST(FuzzRegression, event_file_tag_that_is_not_utf8_does_not_throw_when_the_reader_state_is_saved) {
+    const std::string payload =
+        "\x0d\xc2\xc0\xda\x41\x2a\x30\x0a\x2e\x0a\x15\x72\x75\x6e\x5f\x6d"
+        "\x42\x05\x00\x80\x6f\x79\x3b\xff\xff\x73\x75\x6d\x6d\x61\x72\x79"
+        "\x4a\x08\x0a\x06\x0a\x04\x74\x65\x78\x74\x42\x0b\x08\x07\x12\x00"
+        "\x42\x05\x00\x80\x6f\x79\x3b"s;
+    NoStore store;
+    KeyRegistry keys(store, IngestSnapshot{});
+    RecordBatch batch;
+    TrackedFile f = event_file(keys, batch);
+    EventFileConsumer consumer(keys);
+    const std::string bytes = frame_record(payload);
+    ConsumeResult r;
+    ASSERT_NO_THROW(r = consumer.consume(f, bytes, batch, 1u << 20));
+    EXPECT_EQ(r.consumed, bytes.size());
+    const EventFileContext saved = EventFileContext::parse(f.progress.context);
+    ASSERT_EQ(saved.plugins.size(), 1u) << f.progress.context;
+    EXPECT_EQ(saved.plugins.begin()->first, "run_mB\x05\x00\x80oy;\xff\xffsummary"s);
+    EXPECT_EQ(saved.plugins.begin()->second, "text");
+}
+
+// The same, end to end across a restart: the tag's plugin is named only on its first value (TF 2.x), so the saved
+// state must keep a tag that is not UTF-8 byte for byte, or its later values stop being read as text.
+TEST(FuzzRegression, event_file_tag_that_is_not_utf8_keeps_its_plugin_across_a_restart) {
+    const std::string tag = "cfg\xff\xfe/text_summary"s;
+    NoStore store;
+    KeyRegistry keys(store, IngestSnapshot{});
+    RecordBatch batch;
+    TrackedFile f = event_file(keys, batch);
+    const std::string first = frame_record(encode_summary_event(1.0, 0, {{tag, TfValueSpec::Form::text, 0, "a", true}}));
+    const std::string second = frame_record(encode_summary_event(2.0, 1, {{tag, TfValueSpec::Form::text, 0, "b", false}}));
+    {
+        EventFileConsumer consumer(keys);
+        ASSERT_NO_THROW(consumer.consume(f, first, batch, 1u << 20));
+    }
+    f.progress.offset = static_cast<std::int64_t>(first.size());
+    EventFileConsumer restarted(keys);  // rebuilds its state from f.progress.context
+    ASSERT_NO_THROW(restarted.consume(f, second, batch, 1u << 20));
+    ASSERT_EQ(batch.events.size(), 2u);
+    EXPECT_EQ(batch.events[0].message, "cfg\xff\xfe: a"s);
+    EXPECT_EQ(batch.events[1].message, "cfg\xff\xfe: b"s);
+    // Tags that are UTF-8 keep the readable form they always had.
+    EventFileContext plain;
+    plain.plugins["loss"] = "scalars";
+    EXPECT_EQ(plain.serialize(), R"({"plugins":{"loss":"scalars"}})");
+}
 
 // fuzz/mindformers_log_fuzz, input "." (1 byte): the last dotted component of a would-be exception name was
 // read one byte past the end of the line.

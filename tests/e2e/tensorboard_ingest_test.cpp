@@ -1,7 +1,8 @@
 // TensorBoard event files through the real `msmon ingest` and `query`: the real files of
 // ../shared/fixtures/tensorboard-real value for value, and bytes built here for what they lack (TF 2.x tensor
 // scalars, text summaries, repeats, a large graph_def, CRC errors, a record cut mid-write); a simulated
-// MindFormers job writing both logs and event files shows one series per metric.
+// MindFormers job writing both logs and event files shows one series per metric; text summaries are the run's
+// config (`msmon health --run-config`); rank_<R> folders of event files are no msprobe runs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -190,6 +191,107 @@ TEST_F(TensorboardIngest, simulated_mindformers_logs_and_event_files_give_one_se
     const auto twins = query_rows(db_, {"--rank", "3", "--kind", "loss_vs_samples"}, isolated_env(tmp_), error);
     ASSERT_FALSE(twins.empty());
     EXPECT_EQ(twins.front().step, "4");  // step 1 × global batch size 4
+}
+
+// MindFormers writes its config as text summaries: `msmon health --run-config` prints it per rank, ranks with the
+// same config once, every line escaped for the terminal; the health table points to it instead of listing it.
+TEST_F(TensorboardIngest, text_summaries_are_the_run_config_per_rank_escaped) {
+    const std::string root = tmp_ / "job/output/tensorboard";
+    auto config_file = [&](int rank, const std::string& lr, const std::string& extra) {
+        const std::string dir = root + "/rank_" + std::to_string(rank);
+        fs::create_directories(dir);
+        std::string bytes = frame_record(encode_file_version_event(1.0));
+        std::vector<TfValueSpec> values = {
+            {"run_mode/text_summary", TfValueSpec::Form::text, 0, "train", true},
+            {"optimizer.learning_rate/text_summary", TfValueSpec::Form::text, 0, lr, true},
+        };
+        if (!extra.empty()) values.push_back({"model_config/text_summary", TfValueSpec::Form::text, 0, extra, true});
+        bytes += frame_record(encode_summary_event(2.0, 0, values));
+        bytes += scalar_record(1, "loss", 2.5);
+        write_file(dir + "/events.out.tfevents.1700000000.host" + std::to_string(rank), bytes);
+    };
+    config_file(0, "0.0001", "");
+    config_file(1, "0.0001", "");
+    // Rank 2 differs: another learning rate, and a multi-line text with a terminal escape and a bidi override.
+    config_file(2, "0.0003", "hidden_size: 4096\n\x1b[2Jnum_layers: 32\xe2\x80\xae\n");
+    const Ingest in = ingest(tmp_, tmp_ / "job", db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(in.errors, 0) << in.out;
+
+    auto cfg = run({program("msmon"), "health", "--db", db_, "--run-config"}, isolated_env(tmp_));
+    ASSERT_EQ(cfg.exit_code, 0) << cfg.err;
+    const std::string& out = cfg.out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << "a raw escape reached the terminal";
+    EXPECT_EQ(out.find("\xe2\x80\xae"), std::string::npos) << "a raw bidi override reached the terminal";
+    const auto ranks01 = out.find("run config of ranks 0-1 (");
+    const auto rank2 = out.find("run config of rank 2 (");
+    ASSERT_NE(ranks01, std::string::npos) << out;
+    ASSERT_NE(rank2, std::string::npos) << out;
+    EXPECT_LT(ranks01, rank2);
+    EXPECT_NE(out.find("job/output):\n"), std::string::npos) << "the MindFormers output folder it came from: " << out;
+    const std::string block01 = out.substr(ranks01, rank2 - ranks01);
+    EXPECT_NE(block01.find("  run_mode: train\n"), std::string::npos) << out;
+    EXPECT_NE(block01.find("  optimizer.learning_rate: 0.0001\n"), std::string::npos) << out;
+    const std::string block2 = out.substr(rank2);
+    EXPECT_NE(block2.find("  optimizer.learning_rate: 0.0003\n"), std::string::npos) << out;
+    EXPECT_NE(block2.find("  model_config:\n    hidden_size: 4096\n    \\x1B[2Jnum_layers: 32\\u{202E}\n"), std::string::npos)
+        << out;
+
+    auto json = run({program("msmon"), "health", "--db", db_, "--run-config", "--rank", "2", "--format", "json"},
+                    isolated_env(tmp_));
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    EXPECT_NE(json.out.find("\"key\": \"model_config\""), std::string::npos) << json.out;
+    EXPECT_NE(json.out.find("\"text\": \"0.0003\""), std::string::npos) << json.out;
+    EXPECT_EQ(json.out.find("\"rank\": 0"), std::string::npos) << "--rank 2 only: " << json.out;
+    EXPECT_NE(json.out.find("\\u001b[2J"), std::string::npos) << "JSON keeps the text as written: " << json.out;
+
+    auto table = run({program("msmon"), "health", "--db", db_}, isolated_env(tmp_));
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("run config: 7 keys from text summaries (msmon health --run-config prints them)"),
+              std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("events (0):"), std::string::npos) << "config keys are not listed as events: " << table.out;
+    EXPECT_EQ(table.out.find('\x1b'), std::string::npos);
+
+    EXPECT_EQ(run({program("msmon"), "health", "--db", db_, "--rank", "1"}, isolated_env(tmp_)).exit_code, 2)
+        << "--rank belongs to --run-config";
+    auto none = run({program("msmon"), "health", "--db", db_, "--run-config", "--rank", "9"}, isolated_env(tmp_));
+    EXPECT_EQ(none.exit_code, 0);
+    EXPECT_NE(none.out.find("no text summaries for rank 9"), std::string::npos) << none.out;
+}
+
+// rank_<R> folders right under the folder given hold only event files (a tensorboard_dir not named so): their values
+// join the MindFormers run of the rank and no empty msprobe_v2 run appears; a rank_<R> with a monitor_v2 CSV is still
+// an msprobe run.
+TEST_F(TensorboardIngest, rank_folders_of_event_files_make_no_empty_msprobe_runs) {
+    const std::string root = tmp_ / "summaries";
+    for (int r = 0; r < 2; ++r) {
+        fs::create_directories(root + "/rank_" + std::to_string(r));
+        write_file(root + "/rank_" + std::to_string(r) + "/events.out.tfevents.1700000000.host",
+                   frame_record(encode_file_version_event(1.0)) + scalar_record(1, "loss", 2.0 + r));
+    }
+    fs::create_directories(root + "/rank_2");
+    write_file(root + "/rank_2/weight_grad_step0-0.csv",
+               "vpp_stage,step,module_name,scope,micro_step,min,max,mean,norm,nans\r\n"
+               "0,0,0:w,reduced,1,-0.5,0.5,0.0,0.875,0.0\r\n");
+    const Ingest in = ingest(tmp_, root, db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(in.errors, 0) << in.out;
+    std::string error;
+    const auto runs = sqlite_rows(db_, "SELECT rank, format FROM run ORDER BY rank, format", error);
+    ASSERT_EQ(error, "");
+    std::vector<std::string> got;
+    for (const auto& r : runs) got.push_back(r[0] + " " + r[1]);
+    EXPECT_EQ(got, (std::vector<std::string>{"0 mindformers", "1 mindformers", "2 msprobe_v2"}));
+    const auto loss = query_rows(db_, {"--kind", "loss", "--rank", "1"}, isolated_env(tmp_), error);
+    ASSERT_EQ(loss.size(), 1u) << error;
+    EXPECT_EQ(loss[0].value, "3");
+    const auto norm = query_rows(db_, {"--op", "norm", "--rank", "2"}, isolated_env(tmp_), error);
+    ASSERT_EQ(norm.size(), 1u) << "the monitor_v2 CSV is still read " << error;
+    EXPECT_EQ(norm[0].kind, "grad_reduced");
+    EXPECT_EQ(norm[0].value, "0.875");
+    // And on a second ingest (runs restored from the store), still no empty run.
+    ASSERT_EQ(ingest(tmp_, root, db_).exit_code, 0);
+    EXPECT_EQ(sqlite_rows(db_, "SELECT id FROM run", error).size(), 3u);
 }
 
 }  // namespace

@@ -203,6 +203,25 @@ TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
     t.send_keys("q", true);
 }
 
+// The demo also writes TensorBoard event files: the Experts tab shows MoE expert load with the router collapse planted
+// on layer_1 (expert 3 takes most tokens from step 10), and the Health tab the run config from text summaries.
+TEST(TuiDemo, experts_tab_flags_the_planted_collapse_and_health_has_the_run_config) {
+    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    TempDir tmp;
+    TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
+                  {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"TERM", "xterm-256color"}, {"TMPDIR", tmp.path()},
+                   {"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_FALSE(t.wait_for("6 Experts", std::chrono::milliseconds(8000)).empty()) << t.capture();
+    t.send_keys("6", true);
+    const std::string screen = t.wait_for("IMBALANCED: ep_3", std::chrono::milliseconds(15000));
+    ASSERT_FALSE(screen.empty()) << t.capture();
+    EXPECT_NE(screen.find("layer_1"), std::string::npos) << screen;
+    t.send_keys("4", true);
+    t.send_keys("c", true);
+    EXPECT_FALSE(t.wait_for("ranks 0-7 (8, the same config)", std::chrono::milliseconds(8000)).empty()) << t.capture();
+    t.send_keys("q", true);
+}
+
 }  // namespace
 }  // namespace msmon::test
 

@@ -26,13 +26,16 @@ ExpertLoadView::ExpertLoadView() {
     keys_ = {
         {{kKeyDown, 'j'}, "j/Down", "next MoE layer", [this] {
              if (layer_ + 1 < model_.layers.size()) ++layer_;
+             jump_to_flagged_ = false;
              return Reaction::redraw;
          }},
         {{kKeyUp, 'k'}, "k/Up", "previous MoE layer", [this] {
              if (layer_ > 0) --layer_;
+             jump_to_flagged_ = false;
              return Reaction::redraw;
          }},
         {{'f'}, "f", "next flagged (imbalanced) layer", [this] {
+             jump_to_flagged_ = false;
              for (std::size_t i = 1; i <= model_.layers.size(); ++i) {
                  const std::size_t l = (layer_ + i) % model_.layers.size();
                  if (model_.layers[l].flagged()) {
@@ -58,14 +61,14 @@ ExpertLoadView::ExpertLoadView() {
 
 void ExpertLoadView::collect(Reader& reader) {
     model_ = collect_expert_load(reader, rank_);
-    if (jump_to_flagged_ && !model_.layers.empty()) {
-        jump_to_flagged_ = false;
+    // Until a layer is chosen, the first flagged one is shown, also when it becomes flagged while the tab is open.
+    if (jump_to_flagged_)
         for (std::size_t i = 0; i < model_.layers.size(); ++i)
             if (model_.layers[i].flagged()) {
                 layer_ = i;
+                jump_to_flagged_ = false;
                 break;
             }
-    }
     if (layer_ >= model_.layers.size()) layer_ = model_.layers.empty() ? 0 : model_.layers.size() - 1;
 }
 

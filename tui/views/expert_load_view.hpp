@@ -23,7 +23,7 @@ private:
     KeyTable keys_;
     std::size_t layer_ = 0;
     std::optional<int> rank_;  // nullopt: every rank summed
-    bool jump_to_flagged_ = true;  // the first collect shows the first flagged layer
+    bool jump_to_flagged_ = true;  // until a layer is chosen (j, k, f), the first flagged layer is shown
 };
 
 }  // namespace msmon::tui

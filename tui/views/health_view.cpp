@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
+
+#include "tui/views/run_config_page.hpp"
 
 namespace msmon::tui {
 
@@ -32,6 +35,12 @@ std::string last_line(const std::string& text) {
 
 HealthView::HealthView() {
     keys_ = {
+        {{'c'}, "c", "run config (what the job wrote as text summaries; c or Esc: back)", [this] {
+             show_config_ = !show_config_;
+             if (show_config_) health_scroll_ = std::exchange(scroll_, 0);
+             else scroll_ = health_scroll_;
+             return Reaction::reload;
+         }},
         {{kKeyDown, 'j'}, "j/Down", "scroll down", [this] {
              ++scroll_;
              return Reaction::redraw;
@@ -40,16 +49,43 @@ HealthView::HealthView() {
              scroll_ = std::max(0, scroll_ - 1);
              return Reaction::redraw;
          }},
+        {{kKeyPageDown}, "PgDn", "scroll a page down", [this] {
+             scroll_ += page_rows_;
+             return Reaction::redraw;
+         }},
+        {{kKeyPageUp}, "PgUp", "scroll a page up", [this] {
+             scroll_ = std::max(0, scroll_ - page_rows_);
+             return Reaction::redraw;
+         }},
         {{kKeyHome, 'g'}, "g/Home", "back to the top", [this] {
              scroll_ = 0;
              return Reaction::redraw;
          }},
+        {{kKeyEscape}, "Esc", "back from the run config", [this] {
+             if (!show_config_) return Reaction::none;
+             show_config_ = false;
+             scroll_ = health_scroll_;
+             return Reaction::reload;
+         }},
     };
 }
 
-void HealthView::collect(Reader& reader) { model_ = collect_health(reader); }
+void HealthView::collect(Reader& reader) {
+    model_ = collect_health(reader);
+    config_ = collect_run_config(reader);
+}
 
 void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs&) {
+    page_rows_ = std::max(1, height - 1);
+    if (show_config_) {
+        const std::vector<PageLine> page = run_config_lines(config_, width);
+        scroll_ = std::clamp(scroll_, 0, std::max(0, static_cast<int>(page.size()) - height));
+        for (int i = 0; i < height && scroll_ + i < static_cast<int>(page.size()); ++i) {
+            const PageLine& l = page[static_cast<std::size_t>(scroll_ + i)];
+            buf.text(x, y + i, l.text, l.style, width);
+        }
+        return;
+    }
     const Style head{Color::accent, Color::none, kBold};
     const Style bad{Color::bad, Color::none, kBold};
     const Style good{Color::good, Color::none, kPlain};
@@ -120,7 +156,10 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         int ranks = 0;
     };
     std::vector<Group> groups;
+    std::size_t shown_events = 0;
     for (const auto& e : model_.events) {
+        if (e.kind == "config") continue;  // text summaries: the run-config page (c)
+        ++shown_events;
         if (!groups.empty()) {
             const EventRecord& g = *groups.back().first;
             if (g.step == e.step && g.kind == e.kind && last_line(g.message) == last_line(e.message)) {
@@ -137,7 +176,9 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
             }
         if (!merged) groups.push_back({&e, 1});
     }
-    lines.push_back({"events: " + std::to_string(model_.events.size()), head});
+    if (config_.entries)
+        lines.push_back({"run config: " + std::to_string(config_.entries) + " keys from text summaries (c shows them)", head});
+    lines.push_back({"events: " + std::to_string(shown_events), head});
     for (const auto& g : groups) {
         const EventRecord& e = *g.first;
         char row[120];

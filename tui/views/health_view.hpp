@@ -1,8 +1,9 @@
 // Health: the checkpoint to resume from, the job's stop, spikes and data skips against thresholds, embedding
-// norm, each rank's progress — as one scrollable page.
+// norm, each rank's progress — as one scrollable page; `c` turns it to the run's config (text summaries).
 #pragma once
 
 #include "tui/models/health_model.hpp"
+#include "tui/models/run_config_model.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
@@ -17,8 +18,12 @@ public:
 
 private:
     HealthModel model_;
+    RunConfigModel config_;
     KeyTable keys_;
     int scroll_ = 0;
+    bool show_config_ = false;  // the run-config page instead of the health page
+    int health_scroll_ = 0;
+    int page_rows_ = 10;        // PgDn/PgUp: the last height drawn     // where the health page was when the run-config page opened
 };
 
 }  // namespace msmon::tui
