@@ -185,6 +185,25 @@ std::vector<StoredSample> SqliteIngestStore::load_samples(const std::string& kin
     return out;
 }
 
+bool SqliteIngestStore::failure_may_pass(const std::exception& e) const {
+    const auto* sqlite = dynamic_cast<const SqliteError*>(&e);
+    if (!sqlite) return true;  // e.g. out of memory
+    switch (sqlite->code() & 0xff) {
+        case SQLITE_FULL:
+        case SQLITE_IOERR:
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+        case SQLITE_NOMEM:
+        case SQLITE_CANTOPEN:
+        case SQLITE_READONLY:
+        case SQLITE_PERM:
+        case SQLITE_PROTOCOL:
+            return true;
+        default:
+            return false;
+    }
+}
+
 void SqliteIngestStore::commit(const RecordBatch& batch) {
     WriteStatements& s = *stmts_;
     Transaction txn(write_conn_);

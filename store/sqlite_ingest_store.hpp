@@ -29,6 +29,7 @@ public:
     std::vector<StoredSample> load_samples(const std::string& kind, std::int64_t first_step,
                                            std::int64_t last_step) override;
     void commit(const RecordBatch& batch) override;
+    bool failure_may_pass(const std::exception& e) const override;
 
 private:
     struct WriteStatements;

@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "core/config/config_file.hpp"
 #include "core/log/logging.hpp"
 #include "core/sim/mindformers_simulator.hpp"
@@ -221,9 +223,16 @@ int run_live(const Options& o) {
             std::lock_guard lock(notice_mu);
             notice = m;
         };
-        engine_thread = std::thread([&engine] {
+        engine_thread = std::thread([&engine, &notice, &notice_mu, wake] {
             std::string e;
-            engine.run(e);
+            if (engine.run(e) || e.empty()) return;
+            spdlog::error("{}", e);
+            {  // reading stopped (the store refused a batch): the status line says why
+                std::lock_guard lock(notice_mu);
+                notice = e;
+            }
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
         });
         // Wait for the store to exist before the reader opens it.
         for (int i = 0; i < 200 && !std::filesystem::exists(o.db); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -38,6 +38,11 @@ void BatchCommitter::finish(bool abandon) {
     if (thread_.joinable()) thread_.join();
 }
 
+std::string BatchCommitter::refused() {
+    std::lock_guard lock(mu_);
+    return refused_;
+}
+
 void BatchCommitter::loop() {
     auto delay = std::chrono::milliseconds(50);
     long failed_attempts = 0;  // in a row, for the batch at the head of the queue
@@ -53,6 +58,16 @@ void BatchCommitter::loop() {
             store_.commit(*batch);
         } catch (const std::exception& e) {
             counters_.commit_failures.fetch_add(1);
+            if (!store_.failure_may_pass(e)) {
+                const std::string msg = std::string("the store refuses a batch, ingest stops (nothing from this batch on "
+                                                    "is stored; its files are read again next time): ") + e.what();
+                // Not logged here: the engine returns it as its error, and its caller shows and logs it once.
+                std::lock_guard lock(mu_);
+                refused_ = msg;
+                abandon_ = true;
+                cv_.notify_all();
+                return;
+            }
             ++failed_attempts;
             const std::string msg = std::string("store commit failed, reading paused, will retry: ") + e.what();
             spdlog::error("{}", msg);

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "core/ingest/ingest_engine.hpp"
@@ -22,6 +23,9 @@ public:
     // Commits everything pushed, then stops the thread. With `abandon`, batches not yet committed are
     // dropped (their file offsets are not stored, so they are read again next time).
     void finish(bool abandon);
+    // Set when the store refused a batch for good (IngestStore::failure_may_pass): the thread has stopped and
+    // nothing from that batch on is stored.
+    std::string refused();
 
 private:
     void loop();
@@ -36,6 +40,7 @@ private:
     std::deque<RecordBatch> queue_;
     bool closing_ = false;
     bool abandon_ = false;
+    std::string refused_;
     std::thread thread_;
 };
 

@@ -484,6 +484,14 @@ struct IngestEngine::Impl {
         return ms;
     }
 
+    // The store refused a batch for good: reading stops, with the store's reason.
+    bool refused(std::string& error) {
+        error = committer->refused();
+        if (error.empty()) return false;
+        committer->finish(true);
+        return true;
+    }
+
     bool run(std::string& error) {
         IngestSnapshot snap = store.load_snapshot();
         keys = std::make_unique<KeyRegistry>(store, snap);
@@ -540,12 +548,13 @@ struct IngestEngine::Impl {
             bool rescan = false;
             watcher->wait(wait_ms(), changes, rescan);
             handle_changes(changes, rescan);
+            if (refused(error)) return false;
         }
         flush();  // the last rows are observed first: finish() judges groups that are now complete
         detectors->finish(batch);
         flush();
         committer->finish(false);
-        return true;
+        return !refused(error);
     }
 };
 

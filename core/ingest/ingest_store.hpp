@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 #include "core/ingest/record_batch.hpp"
@@ -43,6 +44,9 @@ public:
     // Called on the engine's writing thread: rows, new keys, issues and file offsets in one transaction.
     // Throws on failure; nothing of the batch is then stored.
     virtual void commit(const RecordBatch& batch) = 0;
+    // Whether a commit failure may pass by itself (disk full, database locked, I/O error): the batch is then
+    // retried. Otherwise (a constraint, a corrupt store) the store refuses the batch for good and ingest stops.
+    virtual bool failure_may_pass(const std::exception&) const { return true; }
 };
 
 }  // namespace msmon
