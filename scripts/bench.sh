@@ -11,3 +11,4 @@ if [ -x ./build/bench/render_bench ]; then
   ./build/bench/render_bench --benchmark_format=json --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 fi
 bash bench/tui_live_bench.sh build 20
+bash bench/layout_scale_bench.sh build "${LAYOUT_RANKS:-4096}" "${LAYOUT_FILES_PER_RANK:-49}"
