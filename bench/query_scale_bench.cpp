@@ -236,13 +236,13 @@ Json measure(const std::string& db, const Shape& s, int repeats) {
         });
         phase("chart_collect", 0, [&] {
             std::size_t n = 0;
-            for (const auto& rs : reader->rank_series({kKind, "norm", "^" + mid_name + "$", 0})) n += rs.points.size();
+            for (const auto& rs : reader->rank_series({kKind, "norm", "^" + mid_name + "$", 0, {}})) n += rs.points.size();
             return n;
         });
     } else {
         phase("overview", kOverviewTargetMs, [&] {
             std::size_t n = 0;
-            for (const auto& rs : reader->rank_series({kKind, "norm", std::nullopt, 200})) n += rs.points.size();
+            for (const auto& rs : reader->rank_series({kKind, "norm", std::nullopt, 200, {}})) n += rs.points.size();
             return n;
         });
     }

@@ -12,6 +12,7 @@
 #include "core/detect/anomaly_record.hpp"
 #include "core/ingest/record_batch.hpp"
 #include "core/steps_list.hpp"
+#include "store/series_reduction.hpp"
 
 namespace msmon {
 
@@ -102,6 +103,7 @@ struct RankSeriesRequest {
     std::string op;
     std::optional<std::string> name_regex;
     std::int64_t last_steps = 0;  // 0: every step; else only the latest N steps of the data
+    SeriesWindow window;          // columns > 0: only the points that draw the same on that many columns
 };
 
 struct RankSeries {

@@ -348,6 +348,12 @@ public:
     }
 
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
+        auto out = every_step(req);
+        reduce_series(out, req.window);
+        return out;
+    }
+
+    std::vector<RankSeries> every_step(const RankSeriesRequest& req) {
         ReadTransaction snapshot(conn_);
         if (!req.name_regex) return rank_series_from_blocks(req);
         load_dictionaries();

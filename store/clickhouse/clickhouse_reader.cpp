@@ -1,7 +1,9 @@
 // Every query filters on the job (the key's first column) and reads with FINAL, so a row re-sent after an
-// ambiguous failure counts once. Aggregation runs in ClickHouse: the Overview's per-rank series is one GROUP
-// BY (rank, step) with the same combination rules as rank_block; only names matched by a regex are chosen
-// here (std::regex, ECMAScript, as the SQLite reader does), from the job's distinct names.
+// ambiguous failure counts once. Aggregation and downsampling run in ClickHouse: a per-rank series is one GROUP
+// BY (rank, step) with the same combination rules as rank_block, then per pixel column when the view gives its
+// width (store/clickhouse/clickhouse_series.cpp); only names matched by a regex are chosen
+// here (std::regex, ECMAScript, as the SQLite reader does), from the job's distinct names. What there is (kinds,
+// ranks, names, step ranges) comes from the series summary, not from scanning the values.
 #include "store/clickhouse/clickhouse_reader.hpp"
 
 #include <cmath>
@@ -11,6 +13,8 @@
 #include <stdexcept>
 
 #include "core/layout/monitor_layout.hpp"
+#include "store/clickhouse/clickhouse_schema.hpp"
+#include "store/clickhouse/clickhouse_series.hpp"
 #include "store/clickhouse/row_binary.hpp"
 
 namespace msmon {
@@ -28,6 +32,7 @@ class ClickHouseReader final : public Reader {
     ClickHouseReader(const ClickHouseTarget& target, std::string job)
         : client_(target), job_(std::move(job)) {
         db_ = target.database;
+        ensure_clickhouse_schema(client_);  // a store an older agent made gets its series summary here
         if (job_.empty()) {
             RowBinaryReader r(
                 rows("SELECT job FROM " + db_ + ".points GROUP BY job ORDER BY max(shipped) DESC LIMIT 1"));
@@ -262,8 +267,8 @@ class ClickHouseReader final : public Reader {
     StoreCatalog catalog() override {
         StoreCatalog c;
         {
-            RowBinaryReader r(rows("SELECT kind, op FROM " + db_ + ".points" + where_job_ +
-                                   " AND is_text = 0 GROUP BY kind, op ORDER BY kind, min(op_ord), op"));
+            RowBinaryReader r(rows("SELECT kind, op FROM " + db_ + ".series" + where_job_ +
+                                   " AND is_text = 0 GROUP BY kind, op ORDER BY kind, minMerge(op_ord), op"));
             while (!r.at_end()) {
                 std::string kind = r.str();
                 std::string op = r.str();
@@ -273,10 +278,11 @@ class ClickHouseReader final : public Reader {
         }
         {
             RowBinaryReader r(
-                rows("SELECT DISTINCT rank FROM " + db_ + ".points" + where_job_ + " ORDER BY rank"));
+                rows("SELECT DISTINCT rank FROM " + db_ + ".series" + where_job_ + " ORDER BY rank"));
             while (!r.at_end()) c.ranks.push_back(r.i32());
         }
-        RowBinaryReader r(rows("SELECT min(step), max(step), count() FROM " + db_ + ".points" + where_job_));
+        RowBinaryReader r(rows("SELECT minMerge(min_step), maxMerge(max_step), count() FROM " + db_ + ".series" +
+                               where_job_));
         const std::int64_t lo = r.i64(), hi = r.i64();
         if (r.u64() > 0) {
             c.min_step = lo;
@@ -286,7 +292,7 @@ class ClickHouseReader final : public Reader {
     }
 
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
-        RowBinaryReader r(rows("SELECT rank, max(step) FROM " + db_ + ".points" + where_job_ +
+        RowBinaryReader r(rows("SELECT rank, maxMerge(max_step) FROM " + db_ + ".series" + where_job_ +
                                " GROUP BY rank ORDER BY rank"));
         std::vector<std::pair<int, std::int64_t>> out;
         while (!r.at_end()) {
@@ -308,40 +314,8 @@ class ClickHouseReader final : public Reader {
             if (names.empty()) return {};
             where += " AND name IN " + in_list(names);
         }
-        if (req.last_steps > 0) {
-            RowBinaryReader r(rows("SELECT max(step), count() FROM " + db_ + ".points" + where));
-            const std::int64_t hi = r.i64();
-            if (r.u64() == 0) return {};
-            where += " AND step >= " + std::to_string(hi - req.last_steps + 1);
-        }
-        RowBinaryReader r(rows(
-            "SELECT rank, step, countIf(isNaN(value)), countIf(NOT isNaN(value)), sumIf(value * value, NOT "
-            "isNaN(value)), maxIf(value, NOT isNaN(value)), minIf(value, NOT isNaN(value)), sumIf(value, NOT "
-            "isNaN(value)) FROM " +
-            db_ + ".points FINAL" + where + " GROUP BY rank, step ORDER BY rank, step"));
-        std::vector<RankSeries> out;
-        while (!r.at_end()) {
-            const int rank = r.i32();
-            const std::int64_t step = r.i64();
-            const auto nans = r.u64(), n = r.u64();
-            const double sq = r.f64(), mx = r.f64(), mn = r.f64(), sum = r.f64();
-            double v;
-            if (nans > 0 || n == 0)
-                v = std::numeric_limits<double>::quiet_NaN();
-            else if (req.op == "norm")
-                v = std::sqrt(sq);
-            else if (req.op == "max")
-                v = mx;
-            else if (req.op == "min")
-                v = mn;
-            else if (req.op == "nans")
-                v = sum;
-            else
-                v = sum / static_cast<double>(n);
-            if (out.empty() || out.back().rank != rank) out.push_back({rank, {}});
-            out.back().points.push_back({step, v});
-        }
-        return out;
+        return clickhouse_rank_series([this](const std::string& sql) { return rows(sql); }, req,
+                                      db_ + ".points FINAL" + where, db_ + ".series" + where);
     }
 
     std::vector<std::int64_t> collected_steps(std::size_t limit) override {
@@ -398,7 +372,7 @@ class ClickHouseReader final : public Reader {
     std::vector<std::string> matching_names(const std::string& regex,
                                             const std::optional<std::string>& kind) {
         const std::regex re(regex, std::regex::ECMAScript | std::regex::optimize);
-        RowBinaryReader r(rows("SELECT DISTINCT name FROM " + db_ + ".points" + where_job_ +
+        RowBinaryReader r(rows("SELECT DISTINCT name FROM " + db_ + ".series" + where_job_ +
                                (kind ? " AND kind = " + ch_quote(*kind) : std::string())));
         std::vector<std::string> out;
         while (!r.at_end())

@@ -3,10 +3,19 @@
 // identity ReplacingMergeTree collapses on, with seq (the agent's spool sequence) as the version: a re-sent
 // row and a value the trainer re-wrote keep one row each, the latest. Readers query with FINAL. Anomalies
 // collapse on msmon's own uniqueness key (as the local store's UNIQUE constraint); events on the spool's row
-// id, since a step-less event (a start line) may legitimately repeat.
+// id, since a step-less event (a start line) may legitimately repeat. series holds one row per (job, series,
+// rank) with its first and last step, fed by a materialized view on every insert into points: the catalog,
+// the ranks' last steps and name lookups read it instead of scanning every value (AggregatingMergeTree with
+// -State columns; 18.16 has no SimpleAggregateFunction).
 #include "store/clickhouse/clickhouse_schema.hpp"
 
 namespace msmon {
+
+std::string series_select(const std::string& db) {
+    return "SELECT job, rank, kind, op, name, is_text, minState(op_ord) AS op_ord, minState(step) AS min_step, "
+           "maxState(step) AS max_step FROM " +
+           db + ".points GROUP BY job, rank, kind, op, name, is_text";
+}
 
 std::vector<std::string> clickhouse_ddl(const std::string& db) {
     return {
@@ -38,11 +47,24 @@ std::vector<std::string> clickhouse_ddl(const std::string& db) {
             "name String, rank Int32, epoch Int64, step Int64, times Int64, healthy UInt8, "
             "shipped DateTime DEFAULT now()) "
             "ENGINE = ReplacingMergeTree() ORDER BY (job, node, generation, source_path, position)",
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".series (job String, rank Int32, kind String, op String, name String, is_text UInt8, "
+            "op_ord AggregateFunction(min, UInt8), min_step AggregateFunction(min, Int64), "
+            "max_step AggregateFunction(max, Int64)) "
+            "ENGINE = AggregatingMergeTree() ORDER BY (job, kind, op, name, rank, is_text)",
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS " + db + ".series_feed TO " + db + ".series AS " +
+            series_select(db),
     };
 }
 
 void ensure_clickhouse_schema(const ClickHouseClient& client) {
-    for (const auto& sql : clickhouse_ddl(client.target().database)) client.query(sql);
+    const std::string& db = client.target().database;
+    client.query("CREATE DATABASE IF NOT EXISTS " + db);
+    const bool had_series = client.query("EXISTS TABLE " + db + ".series_feed").substr(0, 1) == "1";
+    for (const auto& sql : clickhouse_ddl(db)) client.query(sql);
+    // points written before the feed existed (a store made by an older msmon): summarised once. Rows an agent
+    // inserts meanwhile are summarised twice, which min/max do not mind.
+    if (!had_series) client.query("INSERT INTO " + db + ".series " + series_select(db));
 }
 
 }  // namespace msmon

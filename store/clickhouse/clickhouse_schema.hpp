@@ -26,7 +26,10 @@ inline constexpr const char* kCheckpointColumns =
 // CREATE statements for `database` (CREATE DATABASE first).
 std::vector<std::string> clickhouse_ddl(const std::string& database);
 
-// Runs clickhouse_ddl. Throws ClickHouseError / ClickHouseUnreachable.
+// The SELECT that summarises points into series (the materialized view's, and the backfill's).
+std::string series_select(const std::string& database);
+
+// Runs clickhouse_ddl; fills series from points when its feed is new. Throws ClickHouseError / ClickHouseUnreachable.
 void ensure_clickhouse_schema(const ClickHouseClient& client);
 
 }  // namespace msmon

@@ -51,8 +51,8 @@ SampleRow make_row(std::int64_t tensor, std::int64_t step, int layout, std::mt19
 }
 
 void expect_same(Reader& reader, const std::string& kind, const std::string& op, std::int64_t last_steps) {
-    auto fast = reader.rank_series({kind, op, std::nullopt, last_steps});
-    auto raw = reader.rank_series({kind, op, std::string(".*"), last_steps});
+    auto fast = reader.rank_series({kind, op, std::nullopt, last_steps, {}});
+    auto raw = reader.rank_series({kind, op, std::string(".*"), last_steps, {}});
     ASSERT_EQ(fast.size(), raw.size()) << kind << " " << op;
     std::size_t points = 0;
     for (std::size_t i = 0; i < raw.size(); ++i) {
@@ -113,7 +113,7 @@ TEST(RankStepBlocks, aggregates_equal_the_raw_rows_with_nan_repeats_restarts_and
     }
     auto reader = open_sqlite_reader(db);
     expect_all_same(*reader);
-    auto norm = reader->rank_series({"grad_reduced", "norm", std::nullopt, 0});
+    auto norm = reader->rank_series({"grad_reduced", "norm", std::nullopt, 0, {}});
     ASSERT_FALSE(norm.empty());
     EXPECT_EQ(norm[0].points.front().step, -3);
     EXPECT_EQ(norm[0].points.back().step, 200);

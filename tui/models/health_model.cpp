@@ -11,7 +11,7 @@ namespace {
 
 std::vector<StepValue> max_over_ranks(Reader& reader, const std::string& kind) {
     std::map<std::int64_t, double> by_step;
-    for (const auto& rs : reader.rank_series({kind, "value", std::nullopt, 0}))
+    for (const auto& rs : reader.rank_series({kind, "value", std::nullopt, 0, {}}))
         for (const auto& p : rs.points) {
             auto [it, fresh] = by_step.try_emplace(p.step, p.value);
             if (!fresh && (std::isnan(p.value) || p.value > it->second)) it->second = p.value;
@@ -51,7 +51,7 @@ HealthModel collect_health(Reader& reader) {
     std::map<int, RankProgress> ranks;
     for (int r : cat.ranks) ranks[r].rank = r;
     for (const auto& [rank, step] : reader.rank_last_steps()) ranks[rank].last_step = step;
-    for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1}))
+    for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1, {}}))
         if (!rs.points.empty()) ranks[rs.rank].step_ms = rs.points.back().value;
     AnomalyFilter stalled;
     stalled.source = "detected";

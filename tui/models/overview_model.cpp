@@ -28,7 +28,7 @@ OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection,
     m.catalog = reader.catalog();
     m.selection = selection.kind.empty() ? default_selection(m.catalog) : selection;
     if (m.selection.kind.empty()) return m;
-    RankSeriesRequest req{m.selection.kind, m.selection.op, m.selection.name_regex, window_steps};
+    RankSeriesRequest req{m.selection.kind, m.selection.op, m.selection.name_regex, window_steps, {}};
     std::map<int, OverviewRow> rows;
     for (auto& rs : reader.rank_series(req)) {
         OverviewRow& row = rows[rs.rank];

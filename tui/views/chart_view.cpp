@@ -28,17 +28,17 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
              zoomed_ = false;
              lo_ = data_lo_;
              hi_ = data_hi_;
-             return Reaction::redraw;
+             return moved();
          }},
         {{kKeyLeft, 'h'}, "h/Left", "pan left", [this] { return pan(-0.25); }},
         {{kKeyRight, 'l'}, "l/Right", "pan right", [this] { return pan(0.25); }},
         {{','}, ",", "cursor one step left", [this] {
              cursor_ = std::max(lo_, cursor_.value_or(hi_) - std::max<std::int64_t>(1, (hi_ - lo_) / 100));
-             return Reaction::redraw;
+             return moved();
          }},
         {{'.'}, ".", "cursor one step right", [this] {
              cursor_ = std::min(hi_, cursor_.value_or(lo_) + std::max<std::int64_t>(1, (hi_ - lo_) / 100));
-             return Reaction::redraw;
+             return moved();
          }},
         {{'g'}, "g", "log scale on the y axis", [this] {
              log_y_ = !log_y_;
@@ -46,7 +46,7 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
          }},
         {{'e'}, "e", "smoothing: off, 0.6, 0.9, 0.99 (debiased EMA; the raw line stays faint)", [this] {
              smoothing_ = (smoothing_ + 1) % 4;
-             return Reaction::redraw;
+             return Reaction::reload;  // smoothing reads every step; without it, only what draws
          }},
         {{'a'}, "a", "show or hide the other ranks (faint)", [this] {
              others_ = !others_;
@@ -61,7 +61,34 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
 
 void ChartView::collect(Reader& reader) {
     if (shared_.series.kind.empty()) shared_.series = default_selection(reader.catalog());
-    series_ = reader.rank_series({shared_.series.kind, shared_.series.op, shared_.series.name_regex, 0});
+    if (shared_.focus_step) {  // drill-down: the extent first, then a window around that step
+        read(reader, false);
+        const std::int64_t half = std::max<std::int64_t>(10, (data_hi_ - data_lo_) / 10);
+        lo_ = std::max(data_lo_, *shared_.focus_step - half);
+        hi_ = std::min(data_hi_, *shared_.focus_step + half);
+        cursor_ = shared_.focus_step;
+        zoomed_ = true;
+        shared_.focus_step.reset();
+    }
+    read(reader, zoomed_);
+    if (shared_.focus_rank < 0 && !series_.empty()) shared_.focus_rank = series_.front().rank;
+    if (!zoomed_) {
+        lo_ = data_lo_;
+        hi_ = data_hi_;
+    }
+}
+
+// Only what draws on the plot's pixel columns (the width of the last frame; a guess before the first), over the
+// zoomed range or the whole extent; every step when smoothing, which needs them all.
+void ChartView::read(Reader& reader, bool window_is_zoom) {
+    RankSeriesRequest req{shared_.series.kind, shared_.series.op, shared_.series.name_regex, 0, {}};
+    if (smoothing_ == 0) {
+        req.window.columns = plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame;
+        if (window_is_zoom) req.window.lo = lo_, req.window.hi = hi_;
+        req.window.keep_step = cursor_;
+    }
+    reduced_ = req.window.columns > 0;
+    series_ = reader.rank_series(req);
     data_lo_ = 0;
     data_hi_ = -1;
     for (const auto& s : series_) {
@@ -69,18 +96,10 @@ void ChartView::collect(Reader& reader) {
         data_lo_ = data_hi_ < data_lo_ ? s.points.front().step : std::min(data_lo_, s.points.front().step);
         data_hi_ = std::max(data_hi_, s.points.back().step);
     }
-    if (shared_.focus_rank < 0 && !series_.empty()) shared_.focus_rank = series_.front().rank;
-    if (shared_.focus_step) {  // drill-down: a window around that step
-        const std::int64_t half = std::max<std::int64_t>(10, (data_hi_ - data_lo_) / 10);
-        lo_ = std::max(data_lo_, *shared_.focus_step - half);
-        hi_ = std::min(data_hi_, *shared_.focus_step + half);
-        cursor_ = shared_.focus_step;
-        zoomed_ = true;
-        shared_.focus_step.reset();
-    } else if (!zoomed_) {
-        lo_ = data_lo_;
-        hi_ = data_hi_;
-    }
+}
+
+Reaction ChartView::moved() const {
+    return reduced_ ? Reaction::reload : Reaction::redraw;
 }
 
 Reaction ChartView::zoom(double factor) {
@@ -90,7 +109,7 @@ Reaction ChartView::zoom(double factor) {
     lo_ = std::max(data_lo_, static_cast<std::int64_t>(std::floor(centre - half)));
     hi_ = std::min(data_hi_, static_cast<std::int64_t>(std::ceil(centre + half)));
     zoomed_ = lo_ > data_lo_ || hi_ < data_hi_;
-    return Reaction::redraw;
+    return moved();
 }
 
 Reaction ChartView::pan(double fraction) {
@@ -102,7 +121,7 @@ Reaction ChartView::pan(double fraction) {
     lo_ += shift;
     hi_ += shift;
     zoomed_ = true;
-    return Reaction::redraw;
+    return moved();
 }
 
 Reaction ChartView::jump_anomaly(int delta) {
@@ -123,7 +142,7 @@ Reaction ChartView::jump_anomaly(int delta) {
     lo_ = std::max(data_lo_, *target - half);
     hi_ = std::min(data_hi_, *target + half);
     zoomed_ = true;
-    return Reaction::redraw;
+    return moved();
 }
 
 Reaction ChartView::next_rank(int delta) {
@@ -170,7 +189,7 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
                  width);
         return;
     }
-    draw_chart(buf, x, y, width, height, lines, opt, glyphs);
+    plot_columns_ = draw_chart(buf, x, y, width, height, lines, opt, glyphs);
 }
 
 }  // namespace msmon::tui

@@ -23,6 +23,11 @@ private:
     Reaction pan(double fraction);
     Reaction next_rank(int delta);
     Reaction jump_anomaly(int delta);
+    void read(Reader& reader, bool window_is_zoom);
+    // After the range or cursor moved: reread when the data in hand was reduced for the old one.
+    Reaction moved() const;
+
+    static constexpr int kColumnsBeforeFirstFrame = 400;  // pixel columns of a 200-cell-wide plot
 
     SharedSelection& shared_;
     KeyTable keys_;
@@ -32,6 +37,8 @@ private:
     bool zoomed_ = false, log_y_ = false, others_ = true;
     int smoothing_ = 0;  // index into kSmoothing
     std::optional<std::int64_t> cursor_;
+    int plot_columns_ = 0;  // of the last frame's plot
+    bool reduced_ = false;  // series_ holds only what draws on plot_columns_
 };
 
 }  // namespace msmon::tui

@@ -152,7 +152,7 @@ void ConfigView::collect(Reader& reader) {
     steps_ = reader.collected_steps(4096);
     // The slowest rank's latest step time: a save over a running collection watches that long (SaveTiming::step_ms).
     step_ms_ = 0;
-    for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1}))
+    for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1, {}}))
         if (!rs.points.empty() && rs.points.back().value > step_ms_ && rs.points.back().value < 3600000)
             step_ms_ = static_cast<int>(rs.points.back().value);
     state_ = describe_collection(steps_, editor_->on_disk(), steps_at_save_,

@@ -397,9 +397,9 @@ std::string step_label(std::int64_t step) {
 
 }  // namespace
 
-void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
-                const std::vector<ChartSeries>& series, const ChartOptions& options, const Glyphs& glyphs) {
-    if (width <= 0 || height <= 0) return;
+int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
+               const std::vector<ChartSeries>& series, const ChartOptions& options, const Glyphs& glyphs) {
+    if (width <= 0 || height <= 0) return 0;
     Region region(buf, x, y, width, height);
     for (int row = 0; row < height; ++row)
         for (int col = 0; col < width; ++col) region.put(col, row, U' ', {});
@@ -416,7 +416,7 @@ void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
     for (int* drop : {&legend_rows, &axis_rows, &title_rows, &label_rows})
         if (plot_rows() < 2) *drop = 0;
     const int plot_h = plot_rows();
-    if (plot_h < 1) return;
+    if (plot_h < 1) return 0;
     const int plot_y = title_rows;
 
     const auto range = y_range(series, options, step_lo, step_hi);
@@ -539,6 +539,7 @@ void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
             }
         }
     }
+    return canvas.px_w();
 }
 
 std::vector<SeriesPoint> smooth_debiased_ema(const std::vector<SeriesPoint>& points, double weight) {

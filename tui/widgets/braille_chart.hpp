@@ -27,9 +27,10 @@ struct ChartOptions {
 };
 
 // Draws into the rectangle (x, y, width, height): y-axis labels on the left, x-axis ticks and the legend at
-// the bottom. Never draws outside the rectangle.
-void draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std::vector<ChartSeries>& series,
-                const ChartOptions& options, const Glyphs& glyphs);
+// the bottom. Never draws outside the rectangle. Returns the plot's width in pixel columns (0: no plot), the
+// `columns` a reader's SeriesWindow needs for points that draw exactly as every step would.
+int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std::vector<ChartSeries>& series,
+               const ChartOptions& options, const Glyphs& glyphs);
 
 // Debiased exponential moving average as TensorBoard draws smoothing (weight in [0, 1); NaN/Inf pass through
 // unsmoothed and do not poison later values).
