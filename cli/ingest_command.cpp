@@ -223,7 +223,11 @@ int run_ingest_command(int argc, char** argv) {
     };
     try {
         if (sink) shipper = std::make_unique<ClickHouseShipper>(db, *sink);
-        if (!prom_dir.empty()) gauges = std::make_unique<PromGaugeCollector>(db, job, node);
+        if (!prom_dir.empty()) {
+            gauges = std::make_unique<PromGaugeCollector>(db, job, node);
+            if (std::ifstream previous(prom_dir + "/msmon.prom"); previous)  // a restart: keep counting stalls
+                gauges->seed(read_step_times(std::string(std::istreambuf_iterator<char>(previous), {}), job, node));
+        }
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return kExitFailure;

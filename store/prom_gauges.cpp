@@ -38,8 +38,18 @@ JobGauges PromGaugeCollector::collect() {
         RankGauges& r = at(static_cast<int>(last.int64(0)));
         r.last_step = last.int64(1);
         auto& seen = step_seen_[r.rank];
-        if (seen.second == std::chrono::steady_clock::time_point() || seen.first != *r.last_step)
+        if (seen.second == std::chrono::steady_clock::time_point() || seen.first != *r.last_step) {
             seen = {*r.last_step, now};
+            const auto seeded = seeded_.find(r.rank);
+            if (seeded != seeded_.end() && seeded->second.step == *r.last_step) {
+                const double ago = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                                       .count() - seeded->second.unix_seconds;
+                if (ago > 0)
+                    seen.second = now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                            std::chrono::duration<double>(ago));
+            }
+            seeded_.erase(r.rank);
+        }
         r.seconds_since_step = std::chrono::duration<double>(now - seen.second).count();
     }
     // MindFormers scalars: op "value" is the row's first slot (v0).

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <functional>
 
 namespace msmon {
@@ -99,6 +100,43 @@ std::string render_prom_text(const JobGauges& g) {
     return out;
 }
 
+std::map<int, StepSeen> read_step_times(const std::string& text, const std::string& job, const std::string& node) {
+    const std::string base = "{job_id=\"" + label_value(job) + "\",node=\"" + label_value(node) + "\"";
+    std::map<int, std::int64_t> steps;
+    std::map<int, double> since;
+    std::optional<double> updated;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        start = end + 1;
+        const auto brace = line.find('{');
+        const auto close = line.rfind("} ");
+        if (brace == std::string::npos || close == std::string::npos || line.compare(brace, base.size(), base) != 0)
+            continue;
+        const std::string name = line.substr(0, brace);
+        char* parse_end = nullptr;
+        const double v = std::strtod(line.c_str() + close + 2, &parse_end);
+        if (parse_end == line.c_str() + close + 2 || !std::isfinite(v)) continue;
+        if (name == "msmon_textfile_updated_seconds") {
+            updated = v;
+            continue;
+        }
+        const auto rank_at = line.find(",rank=\"", brace + base.size());
+        if (rank_at != brace + base.size()) continue;
+        const int rank = std::atoi(line.c_str() + rank_at + 7);
+        if (name == "msmon_rank_last_step")
+            steps[rank] = static_cast<std::int64_t>(v);
+        else if (name == "msmon_rank_seconds_since_last_step")
+            since[rank] = v;
+    }
+    std::map<int, StepSeen> out;
+    if (!updated) return out;
+    for (const auto& [rank, step] : steps)
+        if (const auto it = since.find(rank); it != since.end()) out[rank] = {step, *updated - it->second};
+    return out;
+}
+
 bool write_textfile_atomic(const std::string& dir, const std::string& name, const std::string& text,
                            std::string& error) {
     // node_exporter reads only *.prom: the temp name must not end in .prom.
@@ -129,5 +167,6 @@ bool write_textfile_atomic(const std::string& dir, const std::string& name, cons
     }
     return true;
 }
+
 
 }  // namespace msmon

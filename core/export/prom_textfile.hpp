@@ -33,6 +33,15 @@ struct JobGauges {
 // rule]).
 std::string render_prom_text(const JobGauges& gauges);
 
+// When each rank's latest step arrived (Unix time), as a file render_prom_text wrote for this job and node says:
+// its updated time minus the rank's seconds since its last step. A restarted agent carries on counting from
+// there instead of from zero, so a rank that stalled before the restart still alerts on time.
+struct StepSeen {
+    std::int64_t step = 0;
+    double unix_seconds = 0;
+};
+std::map<int, StepSeen> read_step_times(const std::string& text, const std::string& job, const std::string& node);
+
 // Writes `text` to DIR/NAME atomically. Returns false with `error` on failure.
 bool write_textfile_atomic(const std::string& dir, const std::string& name, const std::string& text,
                            std::string& error);
