@@ -314,8 +314,10 @@ class ClickHouseReader final : public Reader {
             if (names.empty()) return {};
             where += " AND name IN " + in_list(names);
         }
-        return clickhouse_rank_series([this](const std::string& sql) { return rows(sql); }, req,
-                                      db_ + ".points FINAL" + where, db_ + ".series" + where);
+        const auto rows_of = [this](const std::string& sql) { return rows(sql); };
+        if (!req.name_regex)  // every parameter: the agents' per-rank step aggregates, one row per rank and step
+            return clickhouse_rank_series(rows_of, req, db_ + ".rank_steps FINAL" + where, db_ + ".series" + where, true);
+        return clickhouse_rank_series(rows_of, req, db_ + ".points FINAL" + where, db_ + ".series" + where, false);
     }
 
     std::vector<std::int64_t> collected_steps(std::size_t limit) override {

@@ -6,7 +6,9 @@
 // id, since a step-less event (a start line) may legitimately repeat. series holds one row per (job, series,
 // rank) with its first and last step, fed by a materialized view on every insert into points: the catalog,
 // the ranks' last steps and name lookups read it instead of scanning every value (AggregatingMergeTree with
-// -State columns; 18.16 has no SimpleAggregateFunction).
+// -State columns; 18.16 has no SimpleAggregateFunction). rank_steps holds per (job, kind, op, step, rank) the
+// aggregate over every parameter that the agent's local rank_block holds (store/rank_step_blocks.hpp), re-sent
+// with a newer version whenever a shipment touches that step: the Overview's series without a name filter.
 #include "store/clickhouse/clickhouse_schema.hpp"
 
 namespace msmon {
@@ -54,17 +56,32 @@ std::vector<std::string> clickhouse_ddl(const std::string& db) {
             "ENGINE = AggregatingMergeTree() ORDER BY (job, kind, op, name, rank, is_text)",
         "CREATE MATERIALIZED VIEW IF NOT EXISTS " + db + ".series_feed TO " + db + ".series AS " +
             series_select(db),
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".rank_steps (job String, node String, rank Int32, kind String, op String, step Int64, acc Float64, "
+            "n Int64, nans Int64, version UInt64) "
+            "ENGINE = ReplacingMergeTree(version) ORDER BY (job, kind, op, step, rank)",
     };
 }
 
 void ensure_clickhouse_schema(const ClickHouseClient& client) {
     const std::string& db = client.target().database;
     client.query("CREATE DATABASE IF NOT EXISTS " + db);
-    const bool had_series = client.query("EXISTS TABLE " + db + ".series_feed").substr(0, 1) == "1";
+    const auto exists = [&](const std::string& table) {
+        return client.query("EXISTS TABLE " + db + "." + table).substr(0, 1) == "1";
+    };
+    const bool had_series = exists("series_feed"), had_rank_steps = exists("rank_steps");
     for (const auto& sql : clickhouse_ddl(db)) client.query(sql);
     // points written before the feed existed (a store made by an older msmon): summarised once. Rows an agent
     // inserts meanwhile are summarised twice, which min/max do not mind.
     if (!had_series) client.query("INSERT INTO " + db + ".series " + series_select(db));
+    // Likewise the per-rank step aggregates, worked out from points with rank_block's rules, at version 0: what
+    // an agent ships later replaces them.
+    if (!had_rank_steps)
+        client.query("INSERT INTO " + db + ".rank_steps SELECT job, node, rank, kind, op, step, multiIf(op = 'norm', "
+                     "sumIf(value * value, NOT isNaN(value)), op = 'max', maxIf(value, NOT isNaN(value)), op = 'min', "
+                     "minIf(value, NOT isNaN(value)), sumIf(value, NOT isNaN(value))), countIf(NOT isNaN(value)), "
+                     "countIf(isNaN(value)), 0 FROM " + db + ".points FINAL WHERE is_text = 0 "
+                     "GROUP BY job, node, rank, kind, op, step");
 }
 
 }  // namespace msmon

@@ -28,7 +28,12 @@ std::string value_expression(const std::string& op) {
     return "if(nans > 0 OR n = 0, nan, " + v + ")";
 }
 
-std::string per_step_sql(const RankSeriesRequest& req, const std::string& from_where, const std::string& step_filter) {
+std::string per_step_sql(const RankSeriesRequest& req, const std::string& from_where, const std::string& step_filter,
+                         bool pre_aggregated) {
+    if (pre_aggregated)  // rank_steps: acc is the sum of squares, max, min or sum as op says
+        return "SELECT rank, step, " + value_expression(req.op) +
+               " AS v FROM (SELECT rank, step, nans, n, acc AS sq, acc AS mx, acc AS mn, acc AS total FROM " +
+               from_where + step_filter + ")";
     return "SELECT rank, step, " + value_expression(req.op) +
            " AS v FROM (SELECT rank, step, countIf(isNaN(value)) AS nans, countIf(NOT isNaN(value)) AS n, "
            "sumIf(value * value, NOT isNaN(value)) AS sq, maxIf(value, NOT isNaN(value)) AS mx, "
@@ -79,7 +84,8 @@ std::vector<RankSeries> every_step(const ClickHouseRows& rows, const std::string
 }  // namespace
 
 std::vector<RankSeries> clickhouse_rank_series(const ClickHouseRows& rows, const RankSeriesRequest& req,
-                                               const std::string& from_where, const std::string& extent_from_where) {
+                                               const std::string& from_where, const std::string& extent_from_where,
+                                               bool pre_aggregated) {
     std::string step_filter;
     std::int64_t lo = 0, hi = -1;
     const bool windowed = req.window.columns > 0;
@@ -93,7 +99,7 @@ std::vector<RankSeries> clickhouse_rank_series(const ClickHouseRows& rows, const
             step_filter = " AND step >= " + std::to_string(lo);
         }
     }
-    const std::string per_step = per_step_sql(req, from_where, step_filter);
+    const std::string per_step = per_step_sql(req, from_where, step_filter, pre_aggregated);
     if (!windowed) return every_step(rows, per_step);
     if (req.window.lo) lo = *req.window.lo;
     if (req.window.hi) hi = *req.window.hi;

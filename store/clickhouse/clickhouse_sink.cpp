@@ -4,7 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cmath>
+#include <set>
 
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "store/clickhouse/row_binary.hpp"
@@ -23,7 +25,10 @@ std::int64_t scalar(const ClickHouseClient& client, const std::string& sql) {
 }  // namespace
 
 ClickHouseShipper::ClickHouseShipper(const std::string& store_path, ShipperOptions options)
-    : options_(std::move(options)), client_(options_.target, options_.timeout), spool_(store_path) {}
+    : options_(std::move(options)),
+      client_(options_.target, options_.timeout),
+      spool_(store_path),
+      rank_steps_(store_path) {}
 
 std::string ClickHouseShipper::destination(const ShipperOptions& o) {
     return o.target.text() + " job=" + o.job + " node=" + o.node;
@@ -68,8 +73,10 @@ bool ClickHouseShipper::ship_points() {
     RowBinaryWriter w;
     std::size_t n = 0;
     const std::string job = options_.job, node = options_.node;
+    std::set<RankStepKey> touched;
     const std::int64_t last =
         spool_.points_after(m.points_seq, options_.max_values, [&](const SpoolPoint& p) {
+            if (!p.is_text) touched.insert({std::string(p.kind), std::string(p.op), p.rank, p.step});
             w.str(job);
             w.str(node);
             w.u64(m.spool);
@@ -90,12 +97,39 @@ bool ClickHouseShipper::ship_points() {
             ++n;
         });
     if (last == m.points_seq) return false;
+    // The touched steps' aggregates first: if the points then fail, both are sent again; the other order could
+    // leave points acknowledged and their aggregates never sent.
+    ship_rank_steps(touched);
     if (n > 0) client_.insert(options_.target.database + ".points (" + kPointColumns + ")", w.data());
     m.points_seq = last;
     spool_.advance(m);
     counters_.values += n;
     if (n > 0) counters_.inserts += 1;
     return true;
+}
+
+void ClickHouseShipper::ship_rank_steps(const std::set<RankStepKey>& touched) {
+    if (touched.empty()) return;
+    // Newer wins in ReplacingMergeTree: the agent's clock, so a new store of the same node (its seq restarting
+    // at 1) still replaces what an earlier one sent.
+    const auto version = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    RowBinaryWriter w;
+    for (const auto& [key, agg] : rank_steps_.read(touched)) {
+        w.str(options_.job);
+        w.str(options_.node);
+        w.i32(key.rank);
+        w.str(key.kind);
+        w.str(key.op);
+        w.i64(key.step);
+        w.f64(agg.acc);
+        w.i64(agg.n);
+        w.i64(agg.nans);
+        w.u64(version);
+    }
+    if (!w.data().empty())
+        client_.insert(options_.target.database + ".rank_steps (" + kRankStepColumns + ")", w.data());
 }
 
 void ClickHouseShipper::ship_anomalies() {

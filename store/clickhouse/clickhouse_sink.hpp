@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "store/clickhouse/clickhouse_client.hpp"
+#include "store/ship_rank_steps.hpp"
 #include "store/ship_spool.hpp"
 
 namespace msmon {
@@ -53,6 +55,7 @@ class ClickHouseShipper {
   private:
     void reconcile();
     bool ship_points();
+    void ship_rank_steps(const std::set<RankStepKey>& touched);
     void ship_anomalies();
     void ship_events();
     void ship_checkpoints();
@@ -60,6 +63,7 @@ class ClickHouseShipper {
     ShipperOptions options_;
     ClickHouseClient client_;
     ShipSpool spool_;
+    RankStepReader rank_steps_;
     std::optional<SpoolMark> mark_;
     bool reconciled_ = false;
     ShipperCounters counters_;

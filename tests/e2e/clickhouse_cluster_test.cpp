@@ -6,11 +6,13 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <thread>
 
+#include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "tests/support/cluster_services.hpp"
 #include "tests/support/e2e_support.hpp"
@@ -154,6 +156,39 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     EXPECT_EQ(physical, logical);
     EXPECT_EQ(static_cast<std::size_t>(logical), local.size());
     EXPECT_EQ(ch.scalar("SELECT uniqExact(rank) FROM msmon_it.points"), "32");
+
+    // 2b. The Overview's per-rank series over every parameter come from the agents' shipped step aggregates
+    // (rank_steps): step for step the same as each node's own store gives, for every kind and op.
+    {
+        auto remote_reader = open_clickhouse_reader(ch.target("msmon_it"), kJob);
+        std::vector<std::unique_ptr<Reader>> node_readers;
+        for (int n = 0; n < kNodes; ++n)
+            node_readers.push_back(open_sqlite_reader(tmp / ("node" + std::to_string(n)) + "/store.db"));
+        std::size_t compared = 0;
+        for (const auto& [kind, ops] : remote_reader->catalog().kinds)
+            for (const auto& op : ops) {
+                std::map<int, std::vector<StepValue>> expected;
+                for (auto& node : node_readers)
+                    for (auto& rs : node->rank_series({kind, op, std::nullopt, 0, {}})) expected[rs.rank] = rs.points;
+                std::map<int, std::vector<StepValue>> got;
+                for (auto& rs : remote_reader->rank_series({kind, op, std::nullopt, 0, {}})) got[rs.rank] = rs.points;
+                ASSERT_EQ(got.size(), expected.size()) << kind << " " << op;
+                for (const auto& [rank, points] : expected) {
+                    const auto& g = got[rank];
+                    ASSERT_EQ(g.size(), points.size()) << kind << " " << op << " rank " << rank;
+                    for (std::size_t i = 0; i < points.size(); ++i) {
+                        ASSERT_EQ(g[i].step, points[i].step);
+                        if (!(std::isnan(g[i].value) && std::isnan(points[i].value))) {
+                            ASSERT_DOUBLE_EQ(g[i].value, points[i].value)
+                                << kind << " " << op << " rank " << rank << " step " << points[i].step;
+                        }
+                        ++compared;
+                    }
+                }
+            }
+        EXPECT_GT(compared, 10000u);
+        std::printf("[ overview ] %zu (rank, step) aggregates equal the nodes' own\n", compared);
+    }
 
     // 3. Anomalies: the same set through the contract's JSON (every node's NaN on its rank 3 included).
     std::size_t local_anomalies = 0;

@@ -3,6 +3,7 @@
 // SQL by store/clickhouse/clickhouse_series.cpp), against a real clickhouse-server started by the test.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "store/clickhouse/clickhouse_reader.hpp"
@@ -30,14 +31,33 @@ TEST(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves_f
     TempDir tmp;
     ClickHouseTestServer ch(tmp / "clickhouse");
     ASSERT_TRUE(ch.ready()) << "clickhouse-server did not start: " << ch.log();
-    ensure_clickhouse_schema(ClickHouseClient(ch.target("msmon_series")));
+    const auto ddl = clickhouse_ddl("msmon_series");
+    ch.scalar(ddl[0]);
+    ch.scalar(ddl[1]);
     ch.scalar(kInsert);
+    // Opening makes the rest of the schema and works out series and rank_steps from the values.
     auto reader = open_clickhouse_reader(ch.target("msmon_series"), "job-series");
 
     std::mt19937_64 rng(7);
     for (const std::string op : {"norm", "mean"}) {
+        // Every parameter (rank_steps) and a name filter (aggregated from points): the same series.
         RankSeriesRequest every{"grad_reduced", op, std::nullopt, 0, {}};
         const auto full = reader->rank_series(every);
+        RankSeriesRequest filtered = every;
+        filtered.name_regex = "layer";
+        const auto full_from_points = reader->rank_series(filtered);
+        ASSERT_EQ(full_from_points.size(), full.size());
+        for (std::size_t i = 0; i < full.size(); ++i) {
+            ASSERT_EQ(full[i].rank, full_from_points[i].rank);
+            ASSERT_EQ(full[i].points.size(), full_from_points[i].points.size());
+            for (std::size_t k = 0; k < full[i].points.size(); ++k) {
+                const auto &a = full[i].points[k], &b = full_from_points[i].points[k];
+                ASSERT_EQ(a.step, b.step);
+                if (!(std::isnan(a.value) && std::isnan(b.value))) {
+                    ASSERT_DOUBLE_EQ(a.value, b.value) << op << " rank " << full[i].rank << " step " << a.step;
+                }
+            }
+        }
         ASSERT_EQ(full.size(), 3u);
         std::size_t full_points = 0;
         for (const auto& rs : full) full_points += rs.points.size();
@@ -48,7 +68,7 @@ TEST(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves_f
             frame.width = 40 + static_cast<int>(rng() % 120);
             frame.height = 8 + static_cast<int>(rng() % 20);
             frame.log_y = frame_no % 3 == 1;
-            RankSeriesRequest req = every;
+            RankSeriesRequest req = frame_no % 4 == 3 ? filtered : every;
             frame.lo = first, frame.hi = last;
             if (frame_no % 2) {  // zoomed somewhere, some narrower in steps than the plot in pixels
                 frame.lo = first + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(last - first));
