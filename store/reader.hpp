@@ -136,6 +136,22 @@ inline void split_config_message(const std::string& message, RunConfigEntry& int
     into.text = colon == std::string::npos ? std::string() : message.substr(colon + 2);
 }
 
+// The module names a tensor's module may be stored under, to try in this order: the name with and without
+// msprobe's "0:" prefix, then again with its last dotted part trimmed (".weight", ".input", ...), and so on
+// ("fc1.weight" → "0:fc1.weight", "fc1.weight", "0:fc1", "fc1"). Reader::module_info takes the first known
+// one.
+inline std::vector<std::string> module_candidates(const std::string& tensor_name) {
+    std::vector<std::string> out;
+    for (std::string name = tensor_name; !name.empty();) {
+        out.push_back("0:" + name);
+        out.push_back(name);
+        const auto dot = name.rfind('.');
+        if (dot == std::string::npos) break;
+        name.resize(dot);
+    }
+    return out;
+}
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -157,8 +173,8 @@ public:
     virtual StoreCatalog catalog() = 0;
     // The latest step each rank has written anything for.
     virtual std::vector<std::pair<int, std::int64_t>> rank_last_steps() = 0;
-    // Where a tensor's module sits: its module_struct.json entry and its stack_info.csv call stack (either may be
-    // empty). The module is found by trimming the tensor name (".weight", ".input", ...) until one is known.
+    // Where a tensor's module sits: its module_struct.json entry and its stack_info.csv call stack (either
+    // may be empty). The module is the first of module_candidates(tensor_name) with either.
     struct ModuleInfo {
         std::string module;
         std::string structure;  // JSON text

@@ -218,6 +218,13 @@ CREATE TABLE ship_mark(
   checkpoint_gen INTEGER NOT NULL
 );
 )sql",
+    // 6 → 7: the spool also ships parse issues (after a high-water mark, as events) and module structure
+    // and stacks (a new generation when their content changes, as checkpoints).
+    R"sql(
+ALTER TABLE ship_mark ADD COLUMN issue_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ship_mark ADD COLUMN module_hash INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ship_mark ADD COLUMN module_gen INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // A store written before anomaly_group existed: group every stored anomaly, in the order they were stored.

@@ -5,7 +5,7 @@
 
 namespace msmon {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 inline constexpr int kValueColumns = 8;  // numeric op slots of a row, in the row's layout order
 
 // Op values in REAL columns (the v1–v4 sample table, anomaly values). NULL is NaN (or an absent slot, per the row's layout); -0.0 is stored as its

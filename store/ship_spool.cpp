@@ -51,8 +51,8 @@ ShipSpool::ShipSpool(const std::string& store_path)
 SpoolMark ShipSpool::mark() {
     Statement q(
         read_,
-        "SELECT destination, spool, points_seq, anomaly_id, event_id, checkpoint_hash, checkpoint_gen FROM "
-        "ship_mark");
+        "SELECT destination, spool, points_seq, anomaly_id, event_id, checkpoint_hash, checkpoint_gen, "
+        "issue_id, module_hash, module_gen FROM ship_mark");
     if (!q.step()) throw std::runtime_error("store '" + read_.path() + "' is not a spool (no destination)");
     SpoolMark m;
     m.destination = q.text(0);
@@ -62,6 +62,9 @@ SpoolMark ShipSpool::mark() {
     m.event_id = q.int64(4);
     m.checkpoint_hash = static_cast<std::uint64_t>(q.int64(5));
     m.checkpoint_gen = q.int64(6);
+    m.issue_id = q.int64(7);
+    m.module_hash = static_cast<std::uint64_t>(q.int64(8));
+    m.module_gen = q.int64(9);
     return m;
 }
 
@@ -268,13 +271,16 @@ void ShipSpool::advance(const SpoolMark& m) {
     Transaction txn(write_);
     Statement up(write_,
                  "UPDATE ship_mark SET points_seq = ?, anomaly_id = ?, event_id = ?, checkpoint_hash = ?, "
-                 "checkpoint_gen = ? WHERE destination = ?");
+                 "checkpoint_gen = ?, issue_id = ?, module_hash = ?, module_gen = ? WHERE destination = ?");
     up.bind(1, m.points_seq);
     up.bind(2, m.anomaly_id);
     up.bind(3, m.event_id);
     up.bind(4, static_cast<std::int64_t>(m.checkpoint_hash));
     up.bind(5, m.checkpoint_gen);
-    up.bind(6, std::string_view(m.destination));
+    up.bind(6, m.issue_id);
+    up.bind(7, static_cast<std::int64_t>(m.module_hash));
+    up.bind(8, m.module_gen);
+    up.bind(9, std::string_view(m.destination));
     up.run();
     Statement prune(write_, "DELETE FROM ship_journal WHERE seq <= ?");
     prune.bind(1, m.points_seq);

@@ -13,6 +13,7 @@
 
 #include "core/detect/anomaly_record.hpp"
 #include "core/ingest/record_batch.hpp"
+#include "store/reader.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {
@@ -27,6 +28,9 @@ struct SpoolMark {
     std::int64_t event_id = 0;
     std::uint64_t checkpoint_hash = 0;  // of the checkpoint table last shipped
     std::int64_t checkpoint_gen = 0;
+    std::int64_t issue_id = 0;
+    std::uint64_t module_hash = 0;  // of the module structure and stacks last shipped
+    std::int64_t module_gen = 0;
 };
 
 // Makes the store (inside the writer's connection, before any commit) a spool for `destination`: the first
@@ -59,6 +63,21 @@ struct SpoolAnomaly {
     AnomalyRecord anomaly;
 };
 
+// A parse issue with the path of its file ("" if the file's row is gone).
+struct SpoolIssue {
+    std::int64_t id = 0;
+    IssueRecord issue;
+};
+
+// What the store knows of one module of one rank: its module_struct.json entry and its stack_info.csv stack
+// (either may be empty).
+struct SpoolModule {
+    int rank = 0;
+    std::string module;
+    std::string structure;
+    std::string stack;
+};
+
 class ShipSpool {
   public:
     // Opens the store's spool (its own connections; the ingest writer may be committing meanwhile).
@@ -75,6 +94,13 @@ class ShipSpool {
     std::vector<SpoolEvent> events_after(std::int64_t after_id, std::size_t limit);
     // Every stored checkpoint, and a hash of them all (to ship only when they changed).
     std::vector<CheckpointRecord> checkpoints(std::uint64_t& hash);
+    // (store/ship_spool_details.cpp) Parse issues after `after_id`, in id order.
+    std::vector<SpoolIssue> issues_after(std::int64_t after_id, std::size_t limit);
+    // How many files the store tracks (StoreSummary::files).
+    std::int64_t file_count();
+    // Every (rank, module) with a structure or a stack, and a hash of them all (to ship only when they
+    // changed). A rank's stack is its first run's, as the SQLite reader answers.
+    std::vector<SpoolModule> modules(std::uint64_t& hash);
     // Journal entries after `seq`.
     std::int64_t pending_entries(std::int64_t after_seq);
     // Stores the mark and drops the journal entries it covers, in one transaction.

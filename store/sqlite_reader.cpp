@@ -238,28 +238,23 @@ public:
         ReadTransaction snapshot(conn_);
         ModuleInfo info;
         Statement st(conn_, "SELECT json FROM module_struct WHERE rank = ? AND module = ?");
+        // A rank with several runs: its first run's stack (the spool ships the same, store/ship_spool.hpp).
         Statement sk(conn_,
-                     "SELECT s.stack FROM stack_info s JOIN run r ON r.id = s.run_id WHERE r.rank = ? AND s.module = ? "
-                     "LIMIT 1");
-        std::string name = tensor_name;
-        while (!name.empty()) {
-            for (const std::string& candidate : {"0:" + name, name}) {
-                st.bind(1, rank);
-                st.bind(2, std::string_view(candidate));
-                if (st.step()) info.structure = st.text(0);
-                st.reset();
-                sk.bind(1, rank);
-                sk.bind(2, std::string_view(candidate));
-                if (sk.step()) info.stack = sk.text(0);
-                sk.reset();
-                if (!info.structure.empty() || !info.stack.empty()) {
-                    info.module = candidate;
-                    return info;
-                }
+                     "SELECT s.stack FROM stack_info s JOIN run r ON r.id = s.run_id WHERE r.rank = ? AND "
+                     "s.module = ? ORDER BY s.run_id LIMIT 1");
+        for (const std::string& candidate : module_candidates(tensor_name)) {
+            st.bind(1, rank);
+            st.bind(2, std::string_view(candidate));
+            if (st.step()) info.structure = st.text(0);
+            st.reset();
+            sk.bind(1, rank);
+            sk.bind(2, std::string_view(candidate));
+            if (sk.step()) info.stack = sk.text(0);
+            sk.reset();
+            if (!info.structure.empty() || !info.stack.empty()) {
+                info.module = candidate;
+                return info;
             }
-            const auto dot = name.rfind('.');
-            if (dot == std::string::npos) break;
-            name = name.substr(0, dot);
         }
         return info;
     }

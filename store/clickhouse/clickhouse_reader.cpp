@@ -15,6 +15,7 @@
 #include "core/layout/monitor_layout.hpp"
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "store/clickhouse/clickhouse_series.hpp"
+#include "store/clickhouse/clickhouse_node_details.hpp"
 #include "store/clickhouse/row_binary.hpp"
 
 namespace msmon {
@@ -95,10 +96,13 @@ class ClickHouseReader final : public Reader {
         s.ranks = static_cast<std::int64_t>(r.u64());
         s.tensors = static_cast<std::int64_t>(r.u64());
         s.series = static_cast<std::int64_t>(r.u64());
-        return s;  // files and parse issues stay on each node (not shipped)
+        read_node_detail_counts(client_, job_, s);
+        return s;  // repeats stay on each node (not shipped)
     }
 
-    std::vector<IssueRecord> issues(std::size_t) override { return {}; }
+    std::vector<IssueRecord> issues(std::size_t limit) override {
+        return read_node_issues(client_, job_, limit);
+    }
 
     std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
         std::string where = where_job_;
@@ -302,9 +306,9 @@ class ClickHouseReader final : public Reader {
         return out;
     }
 
-    ModuleInfo module_info(int, const std::string&) override {
-        return {};
-    }  // module_struct/stack stay on the node
+    ModuleInfo module_info(int rank, const std::string& tensor_name) override {
+        return read_module_info(client_, job_, rank, tensor_name);
+    }
 
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
         std::string where =

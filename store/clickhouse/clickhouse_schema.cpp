@@ -9,6 +9,8 @@
 // -State columns; 18.16 has no SimpleAggregateFunction). rank_steps holds per (job, kind, op, step, rank) the
 // aggregate over every parameter that the agent's local rank_block holds (store/rank_step_blocks.hpp), re-sent
 // with a newer version whenever a shipment touches that step: the Overview's series without a name filter.
+// Parse issues are keyed like events; a node's file count is one row per node, its latest version kept;
+// module structure and stacks are, like checkpoints, a whole new generation when they change.
 #include "store/clickhouse/clickhouse_schema.hpp"
 
 namespace msmon {
@@ -60,6 +62,18 @@ std::vector<std::string> clickhouse_ddl(const std::string& db) {
             ".rank_steps (job String, node String, rank Int32, kind String, op String, step Int64, acc Float64, "
             "n Int64, nans Int64, version UInt64) "
             "ENGINE = ReplacingMergeTree(version) ORDER BY (job, kind, op, step, rank)",
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".issues (job String, node String, spool UInt64, id Int64, path String, line Int64, "
+            "reason String, excerpt String, shipped DateTime DEFAULT now()) "
+            "ENGINE = ReplacingMergeTree() ORDER BY (job, node, spool, id)",
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".node_files (job String, node String, version UInt64, files UInt64, "
+            "shipped DateTime DEFAULT now()) "
+            "ENGINE = ReplacingMergeTree(version) ORDER BY (job, node)",
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".modules (job String, node String, generation UInt64, rank Int32, module String, "
+            "structure String, stack String, shipped DateTime DEFAULT now()) "
+            "ENGINE = ReplacingMergeTree() ORDER BY (job, node, generation, rank, module)",
     };
 }
 

@@ -23,6 +23,9 @@ inline constexpr const char* kEventColumns =
 inline constexpr const char* kRankStepColumns = "job, node, rank, kind, op, step, acc, n, nans, version";
 inline constexpr const char* kCheckpointColumns =
     "job, node, generation, source_path, position, name, rank, epoch, step, times, healthy";
+inline constexpr const char* kIssueColumns = "job, node, spool, id, path, line, reason, excerpt";
+inline constexpr const char* kNodeFilesColumns = "job, node, version, files";
+inline constexpr const char* kModuleColumns = "job, node, generation, rank, module, structure, stack";
 
 // CREATE statements for `database` (CREATE DATABASE first).
 std::vector<std::string> clickhouse_ddl(const std::string& database);

@@ -1,5 +1,5 @@
-// One round: reconcile with ClickHouse if the last round failed, then points, anomalies, events and
-// checkpoints, each INSERT followed by its mark.
+// One round: reconcile with ClickHouse if the last round failed, then points, anomalies, events, checkpoints
+// and the node's details (clickhouse_sink_details.cpp), each INSERT followed by its mark.
 #include "store/clickhouse/clickhouse_sink.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,8 +14,6 @@
 namespace msmon {
 
 namespace {
-
-constexpr std::size_t kRecordsPerInsert = 20000;  // anomalies, events
 
 std::int64_t scalar(const ClickHouseClient& client, const std::string& sql) {
     const std::string out = client.query(sql);
@@ -60,9 +58,19 @@ void ClickHouseShipper::reconcile() {
         m.checkpoint_hash = 0;  // not known which content that generation carried: send the current one again
         moved = true;
     }
+    raise(m.issue_id, scalar(client_, "SELECT max(id) FROM " + db + ".issues" + mine + spool));
+    const std::int64_t module_gen = scalar(client_, "SELECT max(generation) FROM " + db + ".modules" + mine);
+    if (module_gen > m.module_gen) {
+        m.module_gen = module_gen;
+        m.module_hash = 0;  // as for checkpoints
+        moved = true;
+    }
+    files_version_ =
+        static_cast<std::uint64_t>(scalar(client_, "SELECT max(version) FROM " + db + ".node_files" + mine));
+    files_shipped_.reset();  // one row, sent again after every reconcile
     if (moved) {
-        spdlog::info("ship: ClickHouse already had this spool up to seq {} (anomaly {}, event {})",
-                     m.points_seq, m.anomaly_id, m.event_id);
+        spdlog::info("ship: ClickHouse already had this spool up to seq {} (anomaly {}, event {}, issue {})",
+                     m.points_seq, m.anomaly_id, m.event_id, m.issue_id);
         spool_.advance(m);
     }
     reconciled_ = true;
@@ -237,6 +245,9 @@ bool ClickHouseShipper::ship_pending(std::string& error) {
         ship_anomalies();
         ship_events();
         ship_checkpoints();
+        ship_issues();
+        ship_node_files();
+        ship_modules();
         return true;
     } catch (const ClickHouseUnreachable& e) {
         error = e.what();

@@ -6,7 +6,8 @@
 // a batch). (2) After any failure without an answer, and at start, the shipper asks ClickHouse for the
 // highest seq/id of this spool and moves its marks up to it before sending again: an INSERT that landed but
 // whose answer was lost is not re-sent. ReplacingMergeTree keyed on each row's identity (readers use FINAL)
-// is the last line: if anything were re-sent, it still counts once.
+// is the last line: if anything were re-sent, it still counts once. Parse issues follow the same rules as
+// events; module structure and stacks those of checkpoints (a whole generation, sent when it changed).
 #pragma once
 
 #include <atomic>
@@ -59,6 +60,12 @@ class ClickHouseShipper {
     void ship_anomalies();
     void ship_events();
     void ship_checkpoints();
+    // clickhouse_sink_details.cpp
+    void ship_issues();
+    void ship_node_files();
+    void ship_modules();
+
+    static constexpr std::size_t kRecordsPerInsert = 20000;  // anomalies, events, parse issues
 
     ShipperOptions options_;
     ClickHouseClient client_;
@@ -66,6 +73,8 @@ class ClickHouseShipper {
     RankStepReader rank_steps_;
     std::optional<SpoolMark> mark_;
     bool reconciled_ = false;
+    std::optional<std::int64_t> files_shipped_;  // the file count last sent since the last reconcile
+    std::uint64_t files_version_ = 0;            // node_files' version of it
     ShipperCounters counters_;
 };
 

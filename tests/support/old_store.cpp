@@ -32,4 +32,15 @@ void rewrite_samples_as_version_4(Connection& conn) {
     conn.exec("DROP TABLE sample_chunk");
 }
 
+void rewrite_ship_mark_as_version_6(Connection& conn) {
+    conn.exec(
+        "CREATE TABLE ship_mark_v6(destination TEXT PRIMARY KEY, spool INTEGER NOT NULL, "
+        "points_seq INTEGER NOT NULL, anomaly_id INTEGER NOT NULL, event_id INTEGER NOT NULL, "
+        "checkpoint_hash INTEGER NOT NULL, checkpoint_gen INTEGER NOT NULL);"
+        "INSERT INTO ship_mark_v6 SELECT destination, spool, points_seq, anomaly_id, event_id, "
+        "checkpoint_hash, checkpoint_gen FROM ship_mark;"
+        "DROP TABLE ship_mark;"
+        "ALTER TABLE ship_mark_v6 RENAME TO ship_mark;");
+}
+
 }  // namespace msmon::test

@@ -9,4 +9,8 @@ namespace msmon::test {
 // (NULL for NaN and absent slots, -0.0 as its 8 bytes) and drops sample_chunk. The caller sets user_version.
 void rewrite_samples_as_version_4(Connection& conn);
 
+// Rewrites ship_mark as schema v6 made it (no issue_id, module_hash, module_gen), keeping its rows. The
+// caller sets user_version.
+void rewrite_ship_mark_as_version_6(Connection& conn);
+
 }  // namespace msmon::test
