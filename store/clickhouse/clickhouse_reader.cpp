@@ -35,8 +35,12 @@ class ClickHouseReader final : public Reader {
         db_ = target.database;
         ensure_clickhouse_schema(client_);  // a store an older agent made gets its series summary here
         if (job_.empty()) {
-            RowBinaryReader r(
-                rows("SELECT job FROM " + db_ + ".points GROUP BY job ORDER BY max(shipped) DESC LIMIT 1"));
+            // The job an agent reported in most recently (node_files, a row per node), not a scan of the values.
+            std::string latest =
+                rows("SELECT job FROM " + db_ + ".node_files GROUP BY job ORDER BY max(shipped) DESC LIMIT 1");
+            if (latest.empty())  // agents older than node_files
+                latest = rows("SELECT job FROM " + db_ + ".points GROUP BY job ORDER BY max(shipped) DESC LIMIT 1");
+            RowBinaryReader r(latest);
             if (r.at_end()) throw std::runtime_error(target.text() + " holds no job yet");
             job_ = r.str();
         }
@@ -329,7 +333,7 @@ class ClickHouseReader final : public Reader {
         for (const auto& [kind, ops] : catalog().kinds)
             if (is_known_v1_prefix(kind)) kinds.push_back(kind);
         if (kinds.empty()) return {};
-        RowBinaryReader r(rows("SELECT DISTINCT step FROM " + db_ + ".points" + where_job_ + " AND kind IN " +
+        RowBinaryReader r(rows("SELECT DISTINCT step FROM " + db_ + ".rank_steps" + where_job_ + " AND kind IN " +
                                in_list(kinds) + " ORDER BY step DESC LIMIT " + std::to_string(limit)));
         std::vector<std::int64_t> out;
         while (!r.at_end()) out.push_back(r.i64());

@@ -161,6 +161,8 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     // (rank_steps): step for step the same as each node's own store gives, for every kind and op.
     {
         auto remote_reader = open_clickhouse_reader(ch.target("msmon_it"), kJob);
+        // Without a job: the one the agents reported in most recently, this one.
+        EXPECT_EQ(open_clickhouse_reader(ch.target("msmon_it"), "")->catalog().ranks, remote_reader->catalog().ranks);
         std::vector<std::unique_ptr<Reader>> node_readers;
         for (int n = 0; n < kNodes; ++n)
             node_readers.push_back(open_sqlite_reader(tmp / ("node" + std::to_string(n)) + "/store.db"));

@@ -38,6 +38,12 @@ TEST(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves_f
     // Opening makes the rest of the schema and works out series and rank_steps from the values.
     auto reader = open_clickhouse_reader(ch.target("msmon_series"), "job-series");
 
+    // What msprobe collected lately (the config view), from rank_steps: the newest steps of the values.
+    std::string newest;
+    for (auto step : reader->collected_steps(4)) newest += std::to_string(step) + " ";
+    EXPECT_EQ(newest, ch.scalar("SELECT arrayStringConcat(groupArray(toString(step)), ' ') FROM (SELECT DISTINCT step "
+                                "FROM msmon_series.points ORDER BY step DESC LIMIT 4)") + " ");
+
     std::mt19937_64 rng(7);
     for (const std::string op : {"norm", "mean"}) {
         // Every parameter (rank_steps) and a name filter (aggregated from points): the same series.
