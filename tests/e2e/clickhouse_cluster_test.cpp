@@ -39,25 +39,12 @@ std::vector<std::string> sorted_lines(const std::string& text) {
     return lines;
 }
 
-std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, int node) {
-    return {program("msmon"),
-            "ingest",
-            node_dir + "/job",
-            "--follow",
-            "--db",
-            node_dir + "/store.db",
-            "--sink",
-            url,
-            "--job",
-            kJob,
-            "--node",
-            "node" + std::to_string(node),
-            "--sink-interval-ms",
-            "300",
-            "--prom-textfile",
-            node_dir + "/prom",
-            "--monitor-config",
-            std::string(MSMON_SOURCE_DIR) + "/configs/nan-alert-with-dump.json"};
+std::vector<std::string> cluster_agent_args(const std::string& node_dir, const std::string& url, int node) {
+    auto args = agent_args(node_dir, url, kJob, node, 300);
+    for (const std::string& more : {std::string("--prom-textfile"), node_dir + "/prom", std::string("--monitor-config"),
+                                    std::string(MSMON_SOURCE_DIR) + "/configs/nan-alert-with-dump.json"})
+        args.push_back(more);
+    return args;
 }
 
 TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_across_outages_and_restarts) {
@@ -88,7 +75,7 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
                                      "--step-ms", "150", "--params", "6", "--faults",
                                      "nan@12:r" + std::to_string(n * kRanksPerNode + 3)},
             tmp.path(), env));
-        agents.push_back(std::make_unique<Background>(agent_args(dir, url, n), tmp.path(), env));
+        agents.push_back(std::make_unique<Background>(cluster_agent_args(dir, url, n), tmp.path(), env));
     }
     auto shipped = [&] {
         try {
@@ -106,7 +93,7 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     agents[1]->signal(SIGKILL);
     agents[1]->wait(std::chrono::seconds(10));
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    agents[1] = std::make_unique<Background>(agent_args(tmp / "node1", url, 1), tmp.path(), env);
+    agents[1] = std::make_unique<Background>(cluster_agent_args(tmp / "node1", url, 1), tmp.path(), env);
     ASSERT_TRUE(ch.start()) << "clickhouse-server did not restart: " << ch.log();
     ch.scalar("SYSTEM STOP MERGES");
 

@@ -83,21 +83,8 @@ void write_node(const std::string& node_dir, int node) {
     }
 }
 
-std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, int node) {
-    return {program("msmon"),
-            "ingest",
-            node_dir + "/job",
-            "--follow",
-            "--db",
-            node_dir + "/store.db",
-            "--sink",
-            url,
-            "--job",
-            kJob,
-            "--node",
-            "node" + std::to_string(node),
-            "--sink-interval-ms",
-            "200"};
+std::vector<std::string> details_agent_args(const std::string& node_dir, const std::string& url, int node) {
+    return agent_args(node_dir, url, kJob, node, 200);
 }
 
 using Issue = std::tuple<std::string, std::int64_t, std::string, std::string>;
@@ -208,7 +195,7 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
     for (int n = 0; n < kNodes; ++n) {
         const std::string dir = tmp / ("node" + std::to_string(n));
         write_node(dir, n);
-        agents.push_back(std::make_unique<Background>(agent_args(dir, url, n), tmp.path(), env));
+        agents.push_back(std::make_unique<Background>(details_agent_args(dir, url, n), tmp.path(), env));
     }
     auto settled = [&] {
         const Comparison c = compare(tmp, target);
@@ -240,7 +227,7 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
                 "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32\n"
                 "0,layers.0.fc2.weight,1,0.7,-0.1,0.1,[4],torch.float32,extra\n");
     write_file(struct_file(tmp / "node1", 3), module_struct(3, "4096"));
-    agents[0] = std::make_unique<Background>(agent_args(tmp / "node0", url, 0), tmp.path(), env);
+    agents[0] = std::make_unique<Background>(details_agent_args(tmp / "node0", url, 0), tmp.path(), env);
 
     auto settled_again = [&] {
         const Comparison c = compare(tmp, target);
@@ -291,7 +278,7 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
         Connection store(tmp / "node1/store.db", Connection::Mode::read_write_create);
         store.exec("UPDATE ship_mark SET issue_id = 0, module_hash = 0, module_gen = 0");
     }
-    auto args = agent_args(tmp / "node1", url, 1);
+    auto args = details_agent_args(tmp / "node1", url, 1);
     args.erase(std::find(args.begin(), args.end(), "--follow"));
     const auto once = run(args, env);
     ASSERT_EQ(once.exit_code, 0) << once.err;

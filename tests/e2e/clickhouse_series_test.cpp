@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "store/clickhouse/clickhouse_reader.hpp"
@@ -25,16 +26,25 @@ const char* kInsert =
     "(SELECT number, cityHash64(number) AS h, arrayJoin(['norm', 'mean']) AS op FROM numbers(120000) "
     "WHERE number % 97 >= 6)";
 
-TEST(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves_few_rows) {
-    if (find_installed("clickhouse-server").empty())
-        GTEST_SKIP() << "clickhouse-server is not installed (scripts/setup-cluster-deps.sh installs it)";
-    TempDir tmp;
-    ClickHouseTestServer ch(tmp / "clickhouse");
-    ASSERT_TRUE(ch.ready()) << "clickhouse-server did not start: " << ch.log();
-    const auto ddl = clickhouse_ddl("msmon_series");
-    ch.scalar(ddl[0]);
-    ch.scalar(ddl[1]);
-    ch.scalar(kInsert);
+// A server of its own holding the generated job in points only, as an agent older than the summaries left it.
+class ClickHouseSeries : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (find_installed("clickhouse-server").empty())
+            GTEST_SKIP() << "clickhouse-server is not installed (scripts/setup-cluster-deps.sh installs it)";
+        ch_ = std::make_unique<ClickHouseTestServer>(tmp_ / "clickhouse");
+        ASSERT_TRUE(ch_->ready()) << "clickhouse-server did not start: " << ch_->log();
+        const auto ddl = clickhouse_ddl("msmon_series");
+        ch_->scalar(ddl[0]);  // the database
+        ch_->scalar(ddl[1]);  // points
+        ch_->scalar(kInsert);
+    }
+    TempDir tmp_;
+    std::unique_ptr<ClickHouseTestServer> ch_;
+};
+
+TEST_F(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves_few_rows) {
+    auto& ch = *ch_;
     // Opening makes the rest of the schema and works out series and rank_steps from the values.
     auto reader = open_clickhouse_reader(ch.target("msmon_series"), "job-series");
 
@@ -100,23 +110,9 @@ TEST(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves_f
     }
 }
 
-}  // namespace
-}  // namespace msmon::test
-
-namespace msmon::test {
-namespace {
-
 // What there is comes from the series summary; a store made before it existed is summarised on first open.
-TEST(ClickHouseSeries, the_catalog_of_a_store_made_before_the_series_summary_equals_a_scan_of_its_points) {
-    if (find_installed("clickhouse-server").empty())
-        GTEST_SKIP() << "clickhouse-server is not installed (scripts/setup-cluster-deps.sh installs it)";
-    TempDir tmp;
-    ClickHouseTestServer ch(tmp / "clickhouse");
-    ASSERT_TRUE(ch.ready()) << "clickhouse-server did not start: " << ch.log();
-    const auto ddl = clickhouse_ddl("msmon_series");
-    ch.scalar(ddl[0]);  // the database
-    ch.scalar(ddl[1]);  // points, as an older agent made it: no series table, no feed
-    ch.scalar(kInsert);
+TEST_F(ClickHouseSeries, the_catalog_of_a_store_made_before_the_series_summary_equals_a_scan_of_its_points) {
+    auto& ch = *ch_;
     ASSERT_EQ(ch.scalar("EXISTS TABLE msmon_series.series"), "0");
 
     auto reader = open_clickhouse_reader(ch.target("msmon_series"), "job-series");

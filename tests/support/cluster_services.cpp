@@ -16,6 +16,12 @@
 
 namespace msmon::test {
 
+std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, const std::string& job, int node,
+                                    int interval_ms) {
+    return {program("msmon"), "ingest", node_dir + "/job", "--follow", "--db", node_dir + "/store.db", "--sink", url,
+            "--job", job, "--node", "node" + std::to_string(node), "--sink-interval-ms", std::to_string(interval_ms)};
+}
+
 std::string find_installed(const std::string& name) {
     std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
     path += ":/usr/sbin:/usr/bin:/sbin:/bin";

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/clickhouse/clickhouse_client.hpp"
 #include "tests/support/test_env.hpp"
@@ -12,6 +13,11 @@ namespace msmon::test {
 
 // The full path of an installed program (PATH, then /usr/sbin and /usr/bin), or empty.
 std::string find_installed(const std::string& name);
+
+// `msmon ingest --follow` of node_dir/job into node_dir/store.db, shipping to `url` as job `job`, node "node<N>",
+// every `interval_ms`: the agent each simulated node runs.
+std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, const std::string& job, int node,
+                                    int interval_ms);
 
 // A TCP port nothing listens on right now (bound and released).
 int free_port();
