@@ -40,6 +40,8 @@ public:
     AppStatus& status() { return status_; }
     // The visible view shows a file that changes without new data: collect() it every second.
     bool visible_view_watches_files() const { return views_[current_]->watches_files(); }
+    // The frame just composed was drawn from data read for another size: collect() and compose again.
+    bool visible_view_wants_reload() const { return views_[current_]->wants_reload(); }
 
 private:
     void draw_help(ScreenBuffer& buf, const Glyphs& glyphs);

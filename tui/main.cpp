@@ -138,6 +138,10 @@ int run_snapshot(const Options& o) {
         Glyphs glyphs;
         glyphs.unicode = utf8_locale();
         app.compose(buf, glyphs);
+        if (app.visible_view_wants_reload()) {  // the chart now knows its width
+            collect_safely(app, failure);
+            app.compose(buf, glyphs);
+        }
         std::printf("%s\n", buf.to_text().c_str());
         return 0;
     }
@@ -171,6 +175,10 @@ int run_snapshot(const Options& o) {
     Glyphs glyphs;
     glyphs.unicode = utf8_locale();
     app.compose(buf, glyphs);
+    if (app.visible_view_wants_reload()) {  // the chart now knows its width
+        app.collect();
+        app.compose(buf, glyphs);
+    }
     std::string text = buf.to_text();
     if (!glyphs.unicode) {
         // Without a UTF-8 locale, text from the data (names in other scripts) is shown as '?', never as raw bytes.
@@ -294,6 +302,7 @@ int run_live(const Options& o) {
                 term.present(buf);
                 last_frame = now;
                 reload = redraw = false;
+                if (app.visible_view_wants_reload()) reload = true;  // drawn on a new size: read for it next frame
             }
             int timeout = -1;  // nothing to do: sleep until a key or new data
             if (reload || redraw)

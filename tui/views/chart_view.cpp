@@ -88,6 +88,7 @@ void ChartView::read(Reader& reader, bool window_is_zoom) {
         req.window.keep_step = cursor_;
     }
     reduced_ = req.window.columns > 0;
+    read_columns_ = req.window.columns;
     series_ = reader.rank_series(req);
     data_lo_ = 0;
     data_hi_ = -1;

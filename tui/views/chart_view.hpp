@@ -17,6 +17,7 @@ public:
 
     // Zoomed step range now shown (for tests and the status line).
     std::pair<std::int64_t, std::int64_t> visible_steps() const { return {lo_, hi_}; }
+    bool wants_reload() const override { return reduced_ && plot_columns_ > 0 && plot_columns_ != read_columns_; }
 
 private:
     Reaction zoom(double factor);
@@ -38,7 +39,8 @@ private:
     int smoothing_ = 0;  // index into kSmoothing
     std::optional<std::int64_t> cursor_;
     int plot_columns_ = 0;  // of the last frame's plot
-    bool reduced_ = false;  // series_ holds only what draws on plot_columns_
+    bool reduced_ = false;  // series_ holds only what draws on read_columns_
+    int read_columns_ = 0;
 };
 
 }  // namespace msmon::tui

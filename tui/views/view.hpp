@@ -37,6 +37,8 @@ public:
     virtual bool capture_key(int /*key*/, Reaction& /*reaction*/) { return false; }
     // The view shows a file that changes without new data (the monitor config): collect() it every second.
     virtual bool watches_files() const { return false; }
+    // After a frame: the data in hand was read for another size than the one just drawn (collect() again).
+    virtual bool wants_reload() const { return false; }
 };
 
 // A tab whose view is not built yet says so, plainly.
