@@ -10,6 +10,7 @@
 
 #include "core/tail/file_tailer.hpp"
 #include "store/schema.hpp"
+#include "store/stored_rows.hpp"
 
 namespace msmon {
 
@@ -171,43 +172,14 @@ std::int64_t ShipSpool::points_after(std::int64_t after_seq, std::size_t max_val
 
 std::vector<SpoolAnomaly> ShipSpool::anomalies_after(std::int64_t after_id, std::size_t limit) {
     std::vector<SpoolAnomaly> out;
-    Statement q(read_,
-                "SELECT id, source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, "
-                "reference, message, "
-                "tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE id > ? "
-                "ORDER BY id "
-                "LIMIT ?");
+    const std::string sql = "SELECT id, " + stored_anomaly_columns() + " FROM anomaly WHERE id > ? ORDER BY id LIMIT ?";
+    Statement q(read_, sql.c_str());
     q.bind(1, after_id);
     q.bind(2, static_cast<std::int64_t>(limit));
     while (q.step()) {
         SpoolAnomaly s;
         s.id = q.int64(0);
-        AnomalyRecord& a = s.anomaly;
-        a.source = q.text(1);
-        a.rule = q.text(2);
-        a.rank = static_cast<int>(q.int64(3));
-        a.step = q.int64(4);
-        a.micro_step = q.opt_int64(5);
-        a.kind = q.text(6);
-        a.vpp_stage = q.text(7);
-        a.name = q.text(8);
-        a.op = q.text(9);
-        a.value = column_value(q.raw(), 10);
-        if (!q.is_null(11)) a.reference = column_value(q.raw(), 11);
-        a.message = q.text(12);
-        a.tag_name = q.text(13);
-        a.key = q.text(14);
-        a.call_id = q.int64(15);
-        a.pp_stage = q.int64(16);
-        a.vpp = q.int64(17);
-        const std::string mates = q.text(18);
-        for (std::size_t start = 0; start < mates.size();) {
-            auto comma = mates.find(',', start);
-            a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-        }
-        a.score = q.real(19);
+        s.anomaly = read_stored_anomaly(q, 1);
         out.push_back(std::move(s));
     }
     return out;
@@ -237,20 +209,9 @@ std::vector<SpoolEvent> ShipSpool::events_after(std::int64_t after_id, std::size
 std::vector<CheckpointRecord> ShipSpool::checkpoints(std::uint64_t& hash) {
     std::vector<CheckpointRecord> out;
     std::string all;
-    Statement q(
-        read_,
-        "SELECT source_path, position, name, rank, epoch, step, times, healthy FROM checkpoint ORDER BY "
-        "source_path, position");
+    Statement q(read_, kStoredCheckpointsQuery);
     while (q.step()) {
-        CheckpointRecord c;
-        c.source_path = q.text(0);
-        c.position = q.int64(1);
-        c.name = q.text(2);
-        c.rank = static_cast<int>(q.int64(3));
-        c.epoch = q.int64(4);
-        c.step = q.int64(5);
-        c.times = q.int64(6);
-        c.healthy = q.int64(7) != 0;
+        CheckpointRecord c = read_stored_checkpoint(q);
         all += c.source_path + '\x1f' + std::to_string(c.position) + '\x1f' + c.name + '\x1f' +
                std::to_string(c.rank) + '\x1f' + std::to_string(c.epoch) + '\x1f' + std::to_string(c.step) +
                '\x1f' + std::to_string(c.times) + '\x1f' + (c.healthy ? "1" : "0") + '\x1e';

@@ -15,6 +15,7 @@
 #include "store/rank_step_blocks.hpp"
 #include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
+#include "store/stored_rows.hpp"
 #include "store/ship_spool.hpp"
 
 namespace msmon {
@@ -318,9 +319,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         q.bind(15, a.call_id);
         q.bind(16, a.pp_stage);
         q.bind(17, a.vpp);
-        std::string mates;
-        for (int m : a.group_mates) mates += (mates.empty() ? "" : ",") + std::to_string(m);
-        q.bind(18, mates);
+        q.bind(18, group_mates_text(a.group_mates));
         q.bind(19, std::isfinite(a.score) ? a.score : 0.0);
         q.run();
         if (sqlite3_changes(write_conn_.raw()) == 1) groups_->add(sqlite3_last_insert_rowid(write_conn_.raw()), a);

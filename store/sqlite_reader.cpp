@@ -12,6 +12,7 @@
 #include "store/sample_chunks.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
+#include "store/stored_rows.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {
@@ -157,7 +158,7 @@ public:
         std::vector<AnomalyRecord> out;
         // Without a step filter no step bound at all: a full-range bound makes SQLite walk anomaly_by_step, look
         // every row up by id and sort them back into id order, where a plain scan is already in id order.
-        Statement q(conn_, (std::string("SELECT ") + kAnomalyColumns +
+        Statement q(conn_, ("SELECT " + stored_anomaly_columns("a.") +
                             " FROM anomaly a WHERE (?1 IS NULL OR a.source = ?1) AND (?2 IS NULL OR a.rank = ?2)" +
                             (filter.steps ? " AND a.step BETWEEN ?3 AND ?4" : "") + " ORDER BY a.id")
                                .c_str());
@@ -169,7 +170,7 @@ public:
         }
         while (q.step()) {
             if (filter.steps && !filter.steps->contains(q.int64(3))) continue;
-            AnomalyRecord a = read_anomaly(q, 0);
+            AnomalyRecord a = read_stored_anomaly(q, 0);
             out.push_back(std::move(a));
         }
         return out;
@@ -216,21 +217,8 @@ public:
 
     std::vector<CheckpointRecord> checkpoints() override {
         std::vector<CheckpointRecord> out;
-        Statement q(conn_,
-                    "SELECT source_path, position, name, rank, epoch, step, times, healthy FROM checkpoint ORDER BY "
-                    "source_path, position");
-        while (q.step()) {
-            CheckpointRecord c;
-            c.source_path = q.text(0);
-            c.position = q.int64(1);
-            c.name = q.text(2);
-            c.rank = static_cast<int>(q.int64(3));
-            c.epoch = q.int64(4);
-            c.step = q.int64(5);
-            c.times = q.int64(6);
-            c.healthy = q.int64(7) != 0;
-            out.push_back(std::move(c));
-        }
+        Statement q(conn_, kStoredCheckpointsQuery);
+        while (q.step()) out.push_back(read_stored_checkpoint(q));
         return out;
     }
 
@@ -436,16 +424,16 @@ public:
             if (r.kind) st.bind(3, std::string_view(*r.kind));
             if (r.rank) st.bind(4, *r.rank);
         };
-        const std::string select = std::string("SELECT ") + kAnomalyColumns +
+        const std::string select = "SELECT " + stored_anomaly_columns("a.") +
                                    ", g.count, g.first_step, g.last_step, g.best FROM anomaly_group g JOIN anomaly a ON "
                                    "a.id = g.face_id ";
         auto add_face = [&](const Statement& faces) {
             AnomalyGroup g;
-            g.face = read_anomaly(faces, 0);
-            g.count = static_cast<int>(faces.int64(kAnomalyColumnCount));
-            g.first_step = faces.int64(kAnomalyColumnCount + 1);
-            g.last_step = faces.int64(kAnomalyColumnCount + 2);
-            g.rank_score = faces.real(kAnomalyColumnCount + 3);
+            g.face = read_stored_anomaly(faces, 0);
+            g.count = static_cast<int>(faces.int64(kStoredAnomalyColumnCount));
+            g.first_step = faces.int64(kStoredAnomalyColumnCount + 1);
+            g.last_step = faces.int64(kStoredAnomalyColumnCount + 2);
+            g.rank_score = faces.real(kStoredAnomalyColumnCount + 3);
             page.groups.push_back(std::move(g));
         };
         if (!r.name_regex) {
@@ -495,42 +483,6 @@ public:
     }
 
 private:
-    static constexpr const char* kAnomalyColumns =
-        "a.source, a.rule, a.rank, a.step, a.micro_step, a.kind, a.vpp_stage, a.name, a.op, a.value, a.reference, "
-        "a.message, a.tag_name, a.dump_key, a.call_id, a.pp_stage, a.vpp, a.group_mates, a.score";
-    static constexpr int kAnomalyColumnCount = 19;
-
-    // One anomaly from kAnomalyColumns starting at column `c`.
-    static AnomalyRecord read_anomaly(const Statement& q, int c) {
-        AnomalyRecord a;
-        a.source = q.text(c + 0);
-        a.rule = q.text(c + 1);
-        a.rank = static_cast<int>(q.int64(c + 2));
-        a.step = q.int64(c + 3);
-        a.micro_step = q.opt_int64(c + 4);
-        a.kind = q.text(c + 5);
-        a.vpp_stage = q.text(c + 6);
-        a.name = q.text(c + 7);
-        a.op = q.text(c + 8);
-        a.value = column_value(q.raw(), c + 9);
-        if (!q.is_null(c + 10)) a.reference = column_value(q.raw(), c + 10);
-        a.message = q.text(c + 11);
-        a.tag_name = q.text(c + 12);
-        a.key = q.text(c + 13);
-        a.call_id = q.int64(c + 14);
-        a.pp_stage = q.int64(c + 15);
-        a.vpp = q.int64(c + 16);
-        const std::string mates = q.text(c + 17);
-        for (std::size_t start = 0; start < mates.size();) {
-            auto comma = mates.find(',', start);
-            a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-        }
-        a.score = q.real(c + 18);
-        return a;
-    }
-
     // Every parameter of the kind: the writer's per-rank step aggregates answer without touching the samples.
     std::vector<RankSeries> rank_series_from_blocks(const RankSeriesRequest& req) {
         Statement last(conn_, "SELECT max(block) FROM rank_block WHERE kind = ? AND op = ?");

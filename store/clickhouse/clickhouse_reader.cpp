@@ -17,6 +17,7 @@
 #include "store/clickhouse/clickhouse_series.hpp"
 #include "store/clickhouse/clickhouse_node_details.hpp"
 #include "store/clickhouse/row_binary.hpp"
+#include "store/stored_rows.hpp"
 
 namespace msmon {
 
@@ -368,13 +369,7 @@ class ClickHouseReader final : public Reader {
         a.call_id = r.i64();
         a.pp_stage = r.i64();
         a.vpp = r.i64();
-        const std::string mates = r.str();
-        for (std::size_t start = 0; start < mates.size();) {
-            auto comma = mates.find(',', start);
-            a.group_mates.push_back(std::atoi(mates.substr(start, comma - start).c_str()));
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-        }
+        a.group_mates = parse_group_mates(r.str());
         a.score = r.f64();
         return a;
     }

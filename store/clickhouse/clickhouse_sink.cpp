@@ -10,6 +10,7 @@
 
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "store/clickhouse/row_binary.hpp"
+#include "store/stored_rows.hpp"
 
 namespace msmon {
 
@@ -169,9 +170,7 @@ void ClickHouseShipper::ship_anomalies() {
             w.i64(a.call_id);
             w.i64(a.pp_stage);
             w.i64(a.vpp);
-            std::string mates;
-            for (int r : a.group_mates) mates += (mates.empty() ? "" : ",") + std::to_string(r);
-            w.str(mates);
+            w.str(group_mates_text(a.group_mates));
             w.f64(std::isfinite(a.score) ? a.score : 0.0);
         }
         client_.insert(options_.target.database + ".anomalies (" + kAnomalyColumns + ")", w.data());
