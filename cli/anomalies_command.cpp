@@ -8,6 +8,7 @@
 #include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
 #include "cli/store_target.hpp"
+#include "core/detect/incidents.hpp"
 #include "core/detect/msprobe_rules.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -18,16 +19,21 @@ namespace {
 
 const CommandSpec kAnomaliesSpec{
     "anomalies",
-    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--source msprobe|detected|all] [--topk K] [--steps LIST] [--rank R] [--format table|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--source msprobe|detected|all] [--incidents] [--topk K] [--steps LIST] [--rank R] [--format table|json]",
     "Lists anomalies: msprobe's own dumps (anomaly_detected/rank<r>/anomaly.json) and msmon's detections.\n"
-    "Default order is msmon's ranking (NaN appearing in a finite series, rank outliers, stalls and big norm\n"
-    "jumps first; steps where many series fire together count more). With --source msprobe the order is\n"
-    "msprobe's analyser order (step, micro_step, stage, pipeline stage, call id), as anomaly_analyse.json.",
+    "Anomalies of one event form an incident (a NaN reaching every module and rank, a corrupt batch moving a\n"
+    "rank's activations and then every gradient); its origin is where it began: the earliest step, the\n"
+    "earliest kind in a training step (activations, their gradients, weight gradients, optimizer state),\n"
+    "the first module in forward order. Default order: each incident's origin, most severe incident first,\n"
+    "then the rest of each incident. --incidents lists one line per incident. With --source msprobe the\n"
+    "order is msprobe's analyser order (step, micro_step, stage, pipeline stage, call id), as\n"
+    "anomaly_analyse.json.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
         {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--source", "S", "msprobe, detected or all (default all)"},
+        {"--incidents", "", "one line per incident: its origin, how many anomalies and ranks it groups"},
         {"--topk", "K", "only the first K"},
         {"--steps", "LIST", "only these steps: 12,20 or 0-99 (msprobe's \"[12, 20]\" also works)"},
         {"--rank", "R", "only this rank"},
@@ -42,7 +48,7 @@ nlohmann::ordered_json number_or_text(double v) {
     return format_double(v);
 }
 
-nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score) {
+nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score, std::size_t incident, bool origin) {
     nlohmann::ordered_json j;
     j["source"] = a.source;
     j["rule"] = a.rule;
@@ -57,6 +63,10 @@ nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score) {
     j["message"] = a.message;
     j["tag_name"] = a.tag_name;
     j["score"] = std::round(rank_score * 100) / 100;
+    if (incident) {
+        j["incident"] = incident;
+        j["origin"] = origin;
+    }
     if (a.source == "msprobe") {
         j["key"] = a.key;
         j["call_id"] = a.call_id;
@@ -65,6 +75,62 @@ nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score) {
         j["group_mates"] = a.group_mates;
     }
     return j;
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+    std::string out;
+    for (std::size_t i = 0; i < ranks.size();) {
+        std::size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+        if (!out.empty()) out += ',';
+        out += std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+        i = j + 1;
+    }
+    return out;
+}
+
+int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<Incident>& incidents,
+                    std::optional<std::size_t> topk, const std::string& format) {
+    const std::size_t n = topk ? std::min(*topk, incidents.size()) : incidents.size();
+    if (format == "json") {
+        nlohmann::ordered_json out = nlohmann::ordered_json::array();
+        for (std::size_t k = 0; k < n; ++k) {
+            const Incident& inc = incidents[k];
+            const AnomalyRecord& o = list[inc.origin];
+            nlohmann::ordered_json j;
+            j["incident"] = k + 1;
+            j["score"] = std::round(inc.score * 100) / 100;
+            j["step"] = o.step;
+            j["rank"] = o.rank;
+            j["kind"] = o.kind;
+            j["name"] = o.name;
+            j["op"] = o.op;
+            j["rule"] = o.rule;
+            j["source"] = o.source;
+            j["anomalies"] = inc.members.size();
+            j["ranks"] = inc.ranks;
+            j["first_step"] = inc.first_step;
+            j["last_step"] = inc.last_step;
+            j["message"] = o.message;
+            out.push_back(std::move(j));
+        }
+        std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        return kExitOk;
+    }
+    std::printf("%4s %7s %7s %5s  %-15s %-18s %9s %-11s %-11s %s\n", "INC", "SCORE", "STEP", "RANK", "KIND", "RULE",
+                "ANOMALIES", "RANKS", "STEPS", "ORIGIN");
+    for (std::size_t k = 0; k < n; ++k) {
+        const Incident& inc = incidents[k];
+        const AnomalyRecord& o = list[inc.origin];
+        const std::string steps = std::to_string(inc.first_step) +
+                                  (inc.last_step > inc.first_step ? "-" + std::to_string(inc.last_step) : std::string());
+        std::printf("%4zu %7.1f %7lld %5d  %-15s %-18s %9zu %-11s %-11s %s\n", k + 1, inc.score,
+                    static_cast<long long>(o.step), o.rank, escape_for_display(o.kind, 40).c_str(),
+                    escape_for_display(o.rule, 40).c_str(), inc.members.size(), ranks_text(inc.ranks).c_str(),
+                    steps.c_str(), escape_for_display(o.name, 200).c_str());
+    }
+    std::printf("%zu of %zu incidents (%zu anomalies)\n", n, incidents.size(), list.size());
+    return kExitOk;
 }
 
 }  // namespace
@@ -118,15 +184,14 @@ int run_anomalies_command(int argc, char** argv) {
         std::fprintf(stderr, "msmon anomalies: %s\n", e.what());
         return kExitFailure;
     }
-    // Breadth: how many anomalies share a (rank, step) — a loss spike fires on every tensor at once.
-    std::map<std::pair<int, std::int64_t>, int> breadth;
-    for (const auto& a : list) ++breadth[{a.rank, a.step}];
-    std::vector<double> ranked(list.size());
-    for (std::size_t i = 0; i < list.size(); ++i)
-        ranked[i] = list[i].score > 0 ? list[i].score + 5.0 * std::log10(breadth[{list[i].rank, list[i].step}]) : 0;
     std::vector<std::size_t> order(list.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::vector<std::size_t> incident_of(list.size(), 0);  // 1-based incident number; 0: msprobe's order
+    std::vector<bool> is_origin(list.size(), false);
+    std::vector<double> ranked(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) ranked[i] = list[i].score;
+    const auto incidents = source == "msprobe" ? std::vector<Incident>{} : group_incidents(list);
     if (source == "msprobe") {
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
             const auto& a = list[x];
             const auto& b = list[y];
@@ -134,30 +199,41 @@ int run_anomalies_command(int argc, char** argv) {
                                          {b.step, b.micro_step.value_or(0), b.tag_name, b.vpp, b.pp_stage, b.call_id});
         });
     } else {
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-            if (ranked[x] != ranked[y]) return ranked[x] > ranked[y];
-            return list[x].step != list[y].step ? list[x].step < list[y].step : list[x].rank < list[y].rank;
-        });
+        order.clear();
+        for (std::size_t n = 0; n < incidents.size(); ++n) {
+            order.push_back(incidents[n].origin);
+            is_origin[incidents[n].origin] = true;
+            for (auto m : incidents[n].members) incident_of[m] = n + 1;
+        }
+        for (const auto& inc : incidents)
+            for (std::size_t k = 1; k < inc.members.size(); ++k) order.push_back(inc.members[k]);
+    }
+    if (args->has("--incidents")) {
+        if (source == "msprobe") return usage_error("--incidents groups msmon's ranking; --source msprobe lists msprobe's order");
+        return print_incidents(list, incidents, topk, format);
     }
     if (topk && order.size() > *topk) order.resize(*topk);
 
     if (format == "json") {
         nlohmann::ordered_json out = nlohmann::ordered_json::array();
-        for (auto i : order) out.push_back(to_json(list[i], ranked[i]));
+        for (auto i : order) out.push_back(to_json(list[i], ranked[i], incident_of[i], is_origin[i]));
         std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return kExitOk;
     }
-    std::printf("%7s %7s %5s  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", "SCORE", "STEP", "RANK", "RULE", "KIND", "OP",
-                "VALUE", "REFERENCE", "SOURCE", "NAME");
+    std::printf("%5s %7s %7s %5s  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", "INC", "SCORE", "STEP", "RANK", "RULE", "KIND",
+                "OP", "VALUE", "REFERENCE", "SOURCE", "NAME");
     for (auto i : order) {
         const auto& a = list[i];
-        std::printf("%7.1f %7lld %5d  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", ranked[i], static_cast<long long>(a.step),
+        const std::string inc = incident_of[i] ? std::to_string(incident_of[i]) + (is_origin[i] ? "*" : "") : "-";
+        std::printf("%5s %7.1f %7lld %5d  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", inc.c_str(), ranked[i], static_cast<long long>(a.step),
                     a.rank, escape_for_display(a.rule, 40).c_str(), escape_for_display(a.kind, 40).c_str(),
                     escape_for_display(a.op, 20).c_str(), format_double(a.value).c_str(),
                     a.reference ? format_double(*a.reference).c_str() : "-", a.source.c_str(),
                     escape_for_display(a.name + (a.micro_step && a.source == "detected" ? ":" + std::to_string(*a.micro_step) : ""), 200).c_str());
     }
-    std::printf("%zu of %zu anomalies\n", order.size(), list.size());
+    std::printf("%zu of %zu anomalies", order.size(), list.size());
+    if (!incidents.empty()) std::printf(" in %zu incidents (* marks where each began)", incidents.size());
+    std::printf("\n");
     return kExitOk;
 }
 

@@ -1,4 +1,4 @@
-// Scores: NaN appearing in a finite series 100; rank outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio);
+// Scores: NaN appearing in a finite series 100 (NonFinite, or msprobe's AnomalyNan); jumps 60 + 10·log10(ratio); rank outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio);
 // mean jumps 1 + log10(ratio) (means hover around zero, so their ratios are noise); NaN placeholders 0.
 #include "core/detect/anomaly_score.hpp"
 
@@ -24,6 +24,11 @@ double raw_score(const AnomalyRecord& a) {
         if (!std::isfinite(a.value)) return 90.0;  // NaN or Inf on one rank, finite on the others
         const double ratio = std::isfinite(ref) && ref != 0 ? std::abs(a.value / ref) : 1e6;
         return 60.0 + 5.0 * std::abs(std::log10(std::max(ratio, 1e-12)));
+    }
+    if (a.rule == "NonFinite") return 100.0;
+    if (a.rule == "Jump") {
+        const double ratio = std::isfinite(ref) && ref != 0 ? std::abs(a.value / ref) : 1e6;
+        return std::min(95.0, 60.0 + 10.0 * std::abs(std::log10(std::max(ratio, 1e-12))));
     }
     if (a.rule == "StalledRank") return 80.0;
     if (a.rule == "GlobalNormSpike") return 50.0;

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "core/detect/series_checks.hpp"
+
 namespace msmon {
 
 struct DetectorOptions {
@@ -11,11 +13,16 @@ struct DetectorOptions {
     double global_norm_threshold = 3.0;              // MindFormers' global_norm_spike_threshold default
     std::int64_t global_norm_count_threshold = 10;   // ... and global_norm_spike_count_threshold
     std::optional<double> embedding_norm_threshold;  // embedding_local_norm_threshold; none: not checked
-    double cross_rank_mad_k = 6.0;                   // robust z-score (|x - median| / (1.4826·MAD)) to flag a rank
-    double cross_rank_min_ratio = 0.5;               // and at least this relative distance from the median
+    SeriesCheckOptions series;                       // non-finite and jump checks on every series' own history
+    // Cross-rank outliers, on log|x|: a rank at least cross_rank_min_ratio times (or 1/that) the median of the
+    // ranks, and cross_rank_mad_k robust deviations of the ranks' spread (this step's, or the series' usual
+    // spread if larger: ranks fed different data differ every step, and that is not a fault).
+    double cross_rank_mad_k = 6.0;
+    double cross_rank_min_ratio = 10.0;
     int cross_rank_min_ranks = 4;
     double stall_factor = 5.0;  // no new step for this many median step times while others advance
-    int stall_min_intervals = 5;
+    double stall_min_seconds = 1.0;  // and for at least this long
+    int stall_min_intervals = 5;     // live step times seen (catch-up arrivals are not step times)
 };
 
 }  // namespace msmon

@@ -35,6 +35,16 @@ double median_of(std::vector<double> v) {
 std::int64_t vpp_number(const std::string& vpp) { return parse_int(vpp).value_or(0); }
 
 constexpr const char* kCrossSetting = "cross_rank_pending";
+constexpr const char* kFoldSetting = "finding_fold_pending";
+
+void put_setting(RecordBatch& batch, const char* key, std::string value) {
+    for (auto& [k, v] : batch.settings)
+        if (k == key) {
+            v = std::move(value);
+            return;
+        }
+    batch.settings.emplace_back(key, std::move(value));
+}
 
 }  // namespace
 
@@ -42,8 +52,10 @@ DetectorSet::DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions 
                          const std::vector<std::pair<std::string, std::string>>& settings, RecordBatch& batch,
                          std::function<void(const std::string&)> notice)
     : store_(store), keys_(keys), options_(std::move(options)), notice_(std::move(notice)) {
-    for (const auto& [k, v] : settings)
+    for (const auto& [k, v] : settings) {
         if (k == kCrossSetting) restore_cross(v);
+        if (k == kFoldSetting && !fold_.decode(v)) notice_("saved detector findings are unreadable; they are dropped");
+    }
     std::optional<std::string> config = options_.monitor_config_text;
     if (config) {
         batch.settings.emplace_back("monitor_config", *config);
@@ -73,12 +85,14 @@ std::string DetectorSet::encode(const TensorState& s) {
         if (k) out += ',';
         out += s.ops[k].seeded() ? format_double(s.ops[k].average()) : std::string("-");
     }
-    return out;
+    return out + "|" + s.checks.encode();
 }
 
 DetectorSet::TensorState DetectorSet::decode(const std::string& text) {
     TensorState s;
-    std::string_view rest = text;
+    const auto bar = text.find('|');
+    if (bar != std::string::npos) s.checks = SeriesCheckState::decode(std::string_view(text).substr(bar + 1));
+    std::string_view rest = std::string_view(text).substr(0, bar);
     while (!rest.empty()) {
         const auto semi = rest.find(';');
         const std::string_view item = rest.substr(0, semi);
@@ -149,6 +163,46 @@ void DetectorSet::msprobe_compat(const SampleRow& row, const TensorInfo& t, cons
         a.score = anomaly_score(a);
         batch.anomalies.push_back(std::move(a));
     }
+}
+
+const CheckSlots& DetectorSet::slots_of(std::int32_t layout_id) {
+    auto it = slots_.find(layout_id);
+    if (it != slots_.end()) return it->second;
+    const std::string* layout = keys_.layout_ops(layout_id);
+    return slots_[layout_id] = layout ? CheckSlots::from_ops(numeric_ops(*layout)) : CheckSlots{};
+}
+
+void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st) {
+    const bool scalar = run.format == "mindformers";
+    const CheckSlots slots = scalar ? CheckSlots::scalar() : slots_of(row.layout_id);
+    auto finding = [&](const char* rule, std::string op, double value, std::optional<double> reference, double ratio) {
+        SeriesFinding f;
+        f.rule = rule;
+        f.rank = run.rank;
+        f.step = row.step;
+        f.order = t.ordinal;
+        f.kind = t.kind;
+        f.vpp_stage = t.vpp_stage;
+        f.name = t.name;
+        f.micro_step = t.micro_step;
+        f.op = std::move(op);
+        f.value = value;
+        f.reference = reference;
+        f.ratio = ratio;
+        fold_.add(std::move(f));
+    };
+    auto op_name = [&](int slot) -> std::string {
+        if (scalar) return "value";
+        const std::string* layout = keys_.layout_ops(row.layout_id);
+        const auto ops = layout ? numeric_ops(*layout) : std::vector<std::string>{};
+        return slot >= 0 && static_cast<std::size_t>(slot) < ops.size() ? ops[static_cast<std::size_t>(slot)] : "value";
+    };
+    if (auto nf = st.checks.check_non_finite(slots, row.values, scalar ? 1 : row.value_count))
+        finding("NonFinite", op_name(nf->slot), nf->value, nf->previous, 1);
+    const bool jumps = !scalar || t.kind == "loss" || t.kind == "global_norm";
+    if (jumps && slots.norm >= 0 && slots.norm < (scalar ? 1 : row.value_count))
+        if (auto j = st.checks.check_jump(options_.series, row.values[slots.norm]))
+            finding("Jump", scalar ? "value" : "norm", j->value, j->median, j->ratio);
 }
 
 void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
@@ -332,29 +386,30 @@ void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
         std::size_t ranks_in_group = 0;
         for (const auto& [name, by_rank] : it->second.values) {
             ranks_in_group = std::max(ranks_in_group, by_rank.size());
-            if (static_cast<int>(by_rank.size()) < options_.cross_rank_min_ranks) continue;
-            std::vector<double> finite;
+            // On log|x|: norms spread by factors, not by amounts. Non-finite values are the NonFinite check's.
+            std::vector<std::pair<int, double>> logs;
             for (const auto& [r, v] : by_rank)
-                if (std::isfinite(v)) finite.push_back(v);
-            if (static_cast<int>(finite.size()) < options_.cross_rank_min_ranks) continue;
-            const double med = median_of(finite);
-            std::vector<double> dev;
-            for (double v : finite) dev.push_back(std::abs(v - med));
-            const double mad = median_of(dev) * 1.4826;
-            for (const auto& [r, v] : by_rank) {
+                if (std::isfinite(v) && v != 0) logs.emplace_back(r, std::log(std::abs(v)));
+            if (static_cast<int>(logs.size()) < options_.cross_rank_min_ranks) continue;
+            std::vector<double> ys;
+            for (const auto& [r, y] : logs) ys.push_back(y);
+            const double med = median_of(ys);
+            for (auto& y : ys) y = std::abs(y - med);
+            const double mad = median_of(ys) * 1.4826;
+            auto [usual, fresh] = cross_spread_.try_emplace(group + "\n" + name, mad);
+            const double spread = std::max({mad, usual->second, 0.05});
+            if (!fresh) usual->second = 0.9 * usual->second + 0.1 * mad;
+            for (const auto& [r, y] : logs) {
                 Worst& w = per_rank[r];
                 ++w.compared;
-                const double d = std::isfinite(v) ? std::abs(v - med) : INFINITY;
-                const double z = mad > 0 ? d / mad : (d > 0 ? INFINITY : 0);
-                const double rel = med != 0 ? d / std::abs(med) : (d > 0 ? INFINITY : 0);
-                if (z > options_.cross_rank_mad_k && rel > options_.cross_rank_min_ratio) {
-                    ++w.flagged;
-                    if (rel > w.rel) {
-                        w.rel = rel;
-                        w.value = v;
-                        w.median = med;
-                        w.name = name;
-                    }
+                const double d = std::abs(y - med);
+                if (d < std::log(options_.cross_rank_min_ratio) || d < options_.cross_rank_mad_k * spread) continue;
+                ++w.flagged;
+                if (d > w.rel) {
+                    w.rel = d;
+                    w.value = by_rank.at(r);
+                    w.median = std::exp(med) * (w.value < 0 ? -1 : 1);
+                    w.name = name;
                 }
             }
         }
@@ -390,13 +445,20 @@ void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
     save_cross(batch);
 }
 
-void DetectorSet::pace(int rank, std::int64_t step, Clock::time_point now) {
+void DetectorSet::pace(int rank, std::int64_t run_id, std::int64_t step, Clock::time_point now) {
     RankPace& p = pace_[rank];
-    if (step <= p.last_step) return;
-    if (p.last_step >= 0) {
-        p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count());
-        if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
+    if (run_id != p.run_id) {  // first sight, or the job restarted: its steps may go back
+        p = RankPace{};
+        p.run_id = run_id;
+        p.last_step = step;
+        p.last_advance = now;
+        return;
     }
+    if (step <= p.last_step) return;
+    // Seconds per step: a batch may bring several steps of a rank at once.
+    p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count() /
+                          static_cast<double>(step - p.last_step));
+    if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
     p.last_step = step;
     p.last_advance = now;
 }
@@ -414,28 +476,51 @@ void DetectorSet::observe(RecordBatch& batch) {
         if (fresh) {
             if (run->format == "mindformers") mindformers_checks(row, *t, *run, st, batch);
             else if (rules_ && !rules_->rules.empty()) msprobe_compat(row, *t, *run, st, batch);
+            default_checks(row, *t, *run, st);
             st.last_step = row.step;
             if (touched_.empty() || touched_.back() != row.tensor_id) touched_.push_back(row.tensor_id);
         }
         cross_rank_collect(row, *t, *run);
-        if (live_) pace(run->rank, row.step, now);
+        if (live_) {
+            auto [it, added] = batch_pace_.try_emplace(run->rank, t->run_id, row.step);
+            if (!added && (it->second.first != t->run_id || row.step > it->second.second)) it->second = {t->run_id, row.step};
+        }
     }
+    for (const auto& [rank, run_step] : batch_pace_) pace(rank, run_step.first, run_step.second, now);
+    batch_pace_.clear();
     std::sort(touched_.begin(), touched_.end());
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     for (auto id : touched_) batch.detector_states.push_back({id, states_[id].last_step, encode(states_[id])});
     touched_.clear();
+    if (!fold_.empty()) {  // findings of a (rank, kind, step) are complete once the rank's kind moved on
+        std::map<std::pair<int, std::string>, std::int64_t> latest;
+        for (const auto& row : batch.rows) {
+            const TensorInfo* t = keys_.tensor(row.tensor_id);
+            const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+            if (!t || !run) continue;
+            auto [it, added] = latest.try_emplace({run->rank, t->kind}, row.step);
+            if (!added) it->second = std::max(it->second, row.step);
+        }
+        fold_.emit_completed(latest, batch.anomalies);
+    }
+    save_fold(batch);
     save_cross(batch);
 }
 
 void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {
-    live_ = true;  // from the first idle moment on, arrival times are live pace, not catch-up speed
+    // From the first idle moment on (everything there was has been read), arrival times are the job's pace; what
+    // arrived before is catch-up speed and says nothing about step times.
+    if (!live_) pace_.clear();
+    live_ = true;
+    fold_.emit_all(batch.anomalies);  // everything there was has been read: what waits is complete
+    save_fold(batch);
     cross_rank_evaluate(false, batch);
     if (pace_.size() < 2) return;
     for (auto& [rank, p] : pace_) {
         if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step) continue;
         const double med = median_of(p.intervals);
         const double age = std::chrono::duration<double>(now - p.last_advance).count();
-        if (age <= options_.stall_factor * med) continue;
+        if (age <= options_.stall_factor * med || age < options_.stall_min_seconds) continue;
         bool others_advanced = false;
         for (const auto& [other, q] : pace_)
             if (other != rank && q.last_advance > p.last_advance) others_advanced = true;
@@ -458,6 +543,14 @@ void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {
     }
 }
 
-void DetectorSet::finish(RecordBatch& batch) { cross_rank_evaluate(true, batch); }
+void DetectorSet::finish(RecordBatch& batch) {
+    fold_.emit_all(batch.anomalies);
+    save_fold(batch);
+    cross_rank_evaluate(true, batch);
+}
+
+void DetectorSet::save_fold(RecordBatch& batch) {
+    if (fold_.take_changed()) put_setting(batch, kFoldSetting, fold_.encode());
+}
 
 }  // namespace msmon

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/detect/detector_options.hpp"
+#include "core/detect/finding_fold.hpp"
 #include "core/detect/msprobe_rules.hpp"
 #include "core/ingest/key_registry.hpp"
 
@@ -36,6 +37,7 @@ private:
         std::int64_t last_step = -1;
         std::vector<MsprobeSeriesState> ops;  // per numeric op slot
         std::int64_t spike_count = 0;         // global_norm: consecutive values ≥ threshold
+        SeriesCheckState checks;              // msmon's default checks: non-finite, jumps
     };
     // Where a tensor's rows go in the cross-rank comparison, worked out once per (tensor, layout).
     struct CrossKey {
@@ -50,8 +52,9 @@ private:
     };
     struct RankPace {
         std::int64_t last_step = -1;
+        std::int64_t run_id = -1;  // a new run of the rank (a restart) starts its pace afresh
         Clock::time_point last_advance{};
-        std::vector<double> intervals;  // seconds between step advances, the latest 21
+        std::vector<double> intervals;  // seconds between live step advances, the latest 21
         std::int64_t flagged_step = -1;
     };
 
@@ -61,6 +64,9 @@ private:
     static TensorState decode(const std::string& text);
     void msprobe_compat(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                         RecordBatch& batch);
+    // msmon's own checks on the series' history (no alert rules needed); findings go to fold_.
+    void default_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st);
+    const CheckSlots& slots_of(std::int32_t layout_id);
     void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                             RecordBatch& batch);
     // The cross-rank group (kind:op) a row belongs to, the series name in it and the row's value; false if none.
@@ -73,8 +79,10 @@ private:
     // changes them: a killed session's successor reloads the waiting groups' values from the stored rows.
     std::string encode_cross() const;
     void save_cross(RecordBatch& batch);
+    void save_fold(RecordBatch& batch);
     void restore_cross(const std::string& text);
-    void pace(int rank, std::int64_t step, Clock::time_point now);
+    void pace(int rank, std::int64_t run_id, std::int64_t step, Clock::time_point now);
+    std::map<int, std::pair<std::int64_t, std::int64_t>> batch_pace_;  // rank → (run, latest step) in this batch
 
     IngestStore& store_;
     KeyRegistry& keys_;
@@ -83,12 +91,15 @@ private:
     std::optional<MsprobeAlertRules> rules_;
     std::string error_;
     std::unordered_map<std::int64_t, TensorState> states_;
+    std::unordered_map<std::int32_t, CheckSlots> slots_;
+    FindingFold fold_;
     std::vector<std::int64_t> touched_;  // tensors whose state changed in this batch (rows come sorted by tensor)
     std::unordered_map<std::int64_t, CrossKey> cross_keys_;
     std::pair<std::string, std::int64_t> cross_probe_;  // reused lookup key: no allocation per row
     // cross-rank: (group, step) → group values; per group, the latest step each rank reported
     std::map<std::pair<std::string, std::int64_t>, CrossGroup> cross_;
     std::map<std::string, std::map<int, std::int64_t>> cross_latest_;
+    std::map<std::string, double> cross_spread_;  // group + name → usual spread of log|x| across ranks (EMA of MADs)
     bool cross_changed_ = false;  // since the last save_cross
     std::map<int, RankPace> pace_;
     bool live_ = false;

@@ -55,7 +55,10 @@ void KeyRegistry::append_key(std::string& key, std::int64_t run_id, std::string_
 
 void KeyRegistry::load_run_tensors(std::int64_t run_id) {
     if (!loaded_runs_.insert(run_id).second) return;
-    for (const auto& t : store_.load_tensors(run_id)) {
+    auto stored = store_.load_tensors(run_id);
+    std::sort(stored.begin(), stored.end(), [](const TensorInfo& a, const TensorInfo& b) { return a.id < b.id; });
+    for (auto& t : stored) {
+        t.ordinal = kind_counts_[{t.run_id, t.kind}]++;
         key_.clear();
         append_key(key_, t.run_id, t.kind, t.vpp_stage, t.name, t.micro_step);
         tensors_.emplace(key_, t.id);
@@ -83,6 +86,7 @@ std::int64_t KeyRegistry::tensor_id(std::int64_t run_id, std::string_view kind, 
     t.name = std::string(name);
     t.micro_step = micro_step;
     t.layout_id = layout_id;
+    t.ordinal = kind_counts_[{run_id, t.kind}]++;
     tensors_.emplace(key_, t.id);
     tensor_info_.emplace(t.id, t);
     batch.new_tensors.push_back(std::move(t));

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,7 @@ private:
     std::unordered_map<std::int64_t, TensorInfo> tensor_info_;
     std::unordered_map<std::int64_t, RunInfo> run_info_;
     std::unordered_map<std::int64_t, std::string> layout_ops_;
+    std::map<std::pair<std::int64_t, std::string>, std::int64_t, std::less<>> kind_counts_;  // (run, kind) → tensors
     std::int64_t next_run_ = 1, next_tensor_ = 1, next_layout_ = 1, next_text_ = 1;
     std::string key_;  // reused lookup buffer
 };

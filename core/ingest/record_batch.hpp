@@ -31,6 +31,9 @@ struct TensorInfo {
     std::string name;
     std::optional<std::int64_t> micro_step;
     std::int64_t layout_id = 0;  // layout of the first row seen: its op count makes the series count
+    // Not stored: the tensor's place among its run's tensors of this kind, in the order the files first listed
+    // them (the model's forward order for activations), the same whichever order runs were read in.
+    std::int64_t ordinal = 0;
 };
 
 // An ordered op list from a CSV header ("min,max,norm,mean,nans,zeros,shape,dtype").

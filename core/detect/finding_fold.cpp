@@ -1,0 +1,155 @@
+// Folding of per-series findings into anomalies (see the header).
+#include "core/detect/finding_fold.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/detect/anomaly_score.hpp"
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+std::string ratio_text(double ratio) {
+    const double r = ratio >= 1 ? ratio : 1 / ratio;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, r >= 100 ? "%.0f" : "%.1f", r);
+    return (ratio >= 1 ? "x" : "/") + std::string(buf);
+}
+
+std::string series_text(const SeriesFinding& f) {
+    return f.name + (f.micro_step ? " (micro step " + std::to_string(*f.micro_step) + ")" : "");
+}
+
+}  // namespace
+
+void FindingFold::add(SeriesFinding f) {
+    Group& g = groups_[{f.rule, f.rank, f.kind, f.step}];
+    if (g.count == 0 || f.order < g.first.order) g.first = f;
+    if (g.count == 0 || (f.ratio > 0 && std::abs(std::log(f.ratio)) > std::abs(std::log(g.worst.ratio)))) g.worst = f;
+    ++g.count;
+    changed_ = true;
+}
+
+void FindingFold::emit_completed(const std::map<std::pair<int, std::string>, std::int64_t>& latest,
+                                 std::vector<AnomalyRecord>& out) {
+    for (auto it = groups_.begin(); it != groups_.end();) {
+        const auto& [rule, rank, kind, step] = it->first;
+        const auto l = latest.find({rank, kind});
+        if (l == latest.end() || l->second <= step) {
+            ++it;
+            continue;
+        }
+        out.push_back(anomaly_of(it->second));
+        it = groups_.erase(it);
+        changed_ = true;
+    }
+}
+
+void FindingFold::emit_all(std::vector<AnomalyRecord>& out) {
+    for (const auto& [key, g] : groups_) out.push_back(anomaly_of(g));
+    changed_ = changed_ || !groups_.empty();
+    groups_.clear();
+}
+
+bool FindingFold::take_changed() {
+    const bool c = changed_;
+    changed_ = false;
+    return c;
+}
+
+namespace {
+
+nlohmann::json finding_json(const SeriesFinding& f) {
+    nlohmann::json j = {{"rule", f.rule}, {"rank", f.rank},   {"step", f.step},    {"order", f.order},
+                        {"kind", f.kind}, {"vpp", f.vpp_stage}, {"name", f.name}, {"op", f.op},
+                        {"value", format_double(f.value)}, {"ratio", format_double(f.ratio)}};
+    if (f.micro_step) j["micro"] = *f.micro_step;
+    if (f.reference) j["reference"] = format_double(*f.reference);
+    return j;
+}
+
+SeriesFinding finding_of(const nlohmann::json& j) {
+    SeriesFinding f;
+    f.rule = j.at("rule").get<std::string>();
+    f.rank = j.at("rank").get<int>();
+    f.step = j.at("step").get<std::int64_t>();
+    f.order = j.at("order").get<std::int64_t>();
+    f.kind = j.at("kind").get<std::string>();
+    f.vpp_stage = j.at("vpp").get<std::string>();
+    f.name = j.at("name").get<std::string>();
+    f.op = j.at("op").get<std::string>();
+    f.value = parse_double(j.at("value").get<std::string>()).value_or(NAN);
+    f.ratio = parse_double(j.at("ratio").get<std::string>()).value_or(1);
+    if (j.contains("micro")) f.micro_step = j["micro"].get<std::int64_t>();
+    if (j.contains("reference")) f.reference = parse_double(j["reference"].get<std::string>()).value_or(NAN);
+    return f;
+}
+
+}  // namespace
+
+std::string FindingFold::encode() const {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& [key, g] : groups_)
+        out.push_back({{"first", finding_json(g.first)}, {"worst", finding_json(g.worst)}, {"count", g.count}});
+    return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool FindingFold::decode(const std::string& text) {
+    groups_.clear();
+    try {
+        for (const auto& j : nlohmann::json::parse(text)) {
+            Group g;
+            g.first = finding_of(j.at("first"));
+            g.worst = finding_of(j.at("worst"));
+            g.count = j.at("count").get<int>();
+            groups_[{g.first.rule, g.first.rank, g.first.kind, g.first.step}] = std::move(g);
+        }
+        return true;
+    } catch (const std::exception&) {
+        groups_.clear();
+        return false;
+    }
+}
+
+AnomalyRecord FindingFold::anomaly_of(const Group& g) {
+    {
+        const SeriesFinding& f = g.first;
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = f.rule;
+        a.rank = f.rank;
+        a.step = f.step;
+        a.micro_step = f.micro_step;
+        a.kind = f.kind;
+        a.vpp_stage = f.vpp_stage;
+        a.vpp = parse_int(f.vpp_stage).value_or(0);
+        a.pp_stage = f.rank;
+        a.name = f.name;
+        a.op = f.op;
+        a.value = f.value;
+        a.reference = f.reference;
+        a.call_id = f.order;
+        a.tag_name = f.kind + "/rank" + std::to_string(f.rank);
+        const std::string where = " at step " + std::to_string(f.step) + " on rank " + std::to_string(f.rank);
+        const std::string others =
+            g.count > 1 ? "; " + std::to_string(g.count) + " " + f.kind + " series of this rank in all" : std::string();
+        if (f.rule == "NonFinite") {
+            a.message = f.kind + " " + series_text(f) + " became non-finite" + where + " (" + f.op + " " +
+                        format_double(f.value) +
+                        (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) +
+                        ")" + (g.count > 1 ? others + ", this one first in forward order" : std::string());
+        } else {
+            a.message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where +
+                        " (" + format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) +
+                        ")" + others;
+            if (g.count > 1 && g.worst.order != f.order)
+                a.message += ", the largest " + series_text(g.worst) + " " + ratio_text(g.worst.ratio);
+        }
+        a.score = anomaly_score(a);
+        return a;
+    }
+}
+
+}  // namespace msmon

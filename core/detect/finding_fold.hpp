@@ -1,0 +1,59 @@
+// Per-series findings of one batch folded into one anomaly per (rule, rank, kind, step): a NaN or a corrupt batch
+// fires on hundreds of a rank's tensors at once. The anomaly names the first of them in forward order (the
+// order the trainer listed them: the registry's tensor ids) and counts the rest, so a big model does not turn one
+// event into a hundred thousand rows. A group is emitted once it is complete — its rank has moved on to a later
+// step of that kind, or everything there was has been read — so the same files give the same anomalies however
+// they were cut into batches; what waits is saved with the batch (encode/decode) so that a killed msmon's
+// successor emits it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/detect/anomaly_record.hpp"
+
+namespace msmon {
+
+struct SeriesFinding {
+    std::string rule;  // "NonFinite" or "Jump"
+    int rank = 0;
+    std::int64_t step = 0;
+    std::int64_t order = 0;  // forward order within the rank's kind
+    std::string kind, vpp_stage, name, op;
+    std::optional<std::int64_t> micro_step;
+    double value = 0;
+    std::optional<double> reference;  // the last finite value, or the recent median
+    double ratio = 0;                 // jumps: value / median
+};
+
+class FindingFold {
+public:
+    void add(SeriesFinding f);
+    // Emits the groups whose (rank, kind) has reached a later step: `latest` maps (rank, kind) to its newest step.
+    void emit_completed(const std::map<std::pair<int, std::string>, std::int64_t>& latest,
+                        std::vector<AnomalyRecord>& out);
+    // Emits every group (caught up, or the end of the run).
+    void emit_all(std::vector<AnomalyRecord>& out);
+    bool empty() const { return groups_.empty(); }
+    // True once after the waiting groups changed: save encode() then.
+    bool take_changed();
+    std::string encode() const;
+    // False if `text` is not a saved fold (the fold is then empty).
+    bool decode(const std::string& text);
+
+private:
+    struct Group {
+        SeriesFinding first, worst;
+        int count = 0;
+    };
+    using Key = std::tuple<std::string, int, std::string, std::int64_t>;  // rule, rank, kind, step
+    static AnomalyRecord anomaly_of(const Group& g);
+    std::map<Key, Group> groups_;
+    bool changed_ = false;
+};
+
+}  // namespace msmon

@@ -1,0 +1,61 @@
+// msmon's default checks on one series' own history, needing no msprobe alert rules:
+// - non-finite: the series' `nans` count leaves 0, or its values become NaN/Inf after being finite. msprobe writes
+//   all-NaN placeholder rows (NaN even in `nans`) for tensors it cannot measure; those never count.
+// - jump: log|x| far from the median of the series' recent history, both by an absolute ratio and by a robust
+//   z-score (MAD), with hysteresis: one finding per excursion, not one per step while it lasts.
+// The state is small and text-encodable, persisted with the rows it was computed from.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace msmon {
+
+struct SeriesCheckOptions {
+    double jump_min_ratio = 10;  // |x| at least this many times (or 1/this) its recent median
+    double jump_mad_k = 8;       // and this many robust standard deviations of log|x| away
+    double jump_mad_floor = 0.05;  // log units: a series that never moved still needs a real jump
+    int jump_window = 16;        // recent values kept
+    int jump_min_history = 6;    // values needed before judging
+};
+
+// Where the ops the checks read sit in a row (-1: the layout has no such op).
+struct CheckSlots {
+    int norm = -1, nans = -1, min = -1, max = -1, mean = -1;
+    static CheckSlots from_ops(const std::vector<std::string>& numeric_ops);
+    static CheckSlots scalar() { return {0, -1, -1, -1, -1}; }  // MindFormers: one value
+};
+
+struct NonFiniteFinding {
+    int slot = -1;  // the op that shows it: the `nans` slot when the count left 0, else the first non-finite value
+    double value = 0;
+    double previous = 0;  // the op's value in the last finite row (NaN if none was seen)
+};
+
+struct JumpFinding {
+    double value = 0;
+    double median = 0;  // of the recent |x|
+    double ratio = 0;   // value / median, > 0
+};
+
+class SeriesCheckState {
+public:
+    std::optional<NonFiniteFinding> check_non_finite(const CheckSlots& slots, const double* values, int count);
+    std::optional<JumpFinding> check_jump(const SeriesCheckOptions& o, double value);
+
+    std::string encode() const;
+    static SeriesCheckState decode(std::string_view text);
+
+private:
+    enum class Finite : std::uint8_t { unknown, finite, non_finite };
+    Finite finite_ = Finite::unknown;
+    double last_finite_ = std::numeric_limits<double>::quiet_NaN();
+    std::vector<float> history_;  // log|x|, oldest first
+    bool in_jump_ = false;
+};
+
+}  // namespace msmon

@@ -1,0 +1,97 @@
+// msmon's default checks on a series' own history: non-finite transitions and robust jumps.
+#include "core/detect/series_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace msmon {
+namespace {
+
+const CheckSlots kSlots = CheckSlots::from_ops({"min", "max", "norm", "mean", "nans", "zeros"});
+
+struct Row {
+    double v[6];
+};
+Row finite_row(double norm) { return {{-1, 1, norm, 0, 0, 0}}; }
+Row nan_row(double count) { return {{NAN, NAN, NAN, NAN, count, 0}}; }
+Row placeholder() { return {{NAN, NAN, NAN, NAN, NAN, NAN}}; }
+
+TEST(SeriesChecks, nans_count_leaving_zero_is_one_finding_and_placeholders_never_count) {
+    SeriesCheckState s;
+    for (int i = 0; i < 3; ++i) EXPECT_FALSE(s.check_non_finite(kSlots, placeholder().v, 6));
+    EXPECT_FALSE(s.check_non_finite(kSlots, finite_row(2.5).v, 6));
+    auto f = s.check_non_finite(kSlots, nan_row(1).v, 6);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->slot, kSlots.nans);
+    EXPECT_EQ(f->value, 1);
+    EXPECT_FALSE(s.check_non_finite(kSlots, nan_row(16).v, 6)) << "still non-finite: the same event";
+    EXPECT_FALSE(s.check_non_finite(kSlots, finite_row(2.5).v, 6));
+    EXPECT_TRUE(s.check_non_finite(kSlots, nan_row(3).v, 6)) << "finite again, then NaN: a new event";
+
+    SeriesCheckState always_placeholder;  // msprobe's rows for a tensor it cannot measure, e.g. an input's grad
+    for (int i = 0; i < 50; ++i) EXPECT_FALSE(always_placeholder.check_non_finite(kSlots, placeholder().v, 6));
+}
+
+TEST(SeriesChecks, a_value_becoming_nan_or_inf_after_being_finite_is_found_without_a_nans_op) {
+    const CheckSlots scalar = CheckSlots::scalar();
+    SeriesCheckState s;
+    const double first_inf = INFINITY;
+    EXPECT_FALSE(s.check_non_finite(scalar, &first_inf, 1)) << "no finite history: nothing became non-finite";
+    SeriesCheckState t;
+    const double v = 3.25, inf = INFINITY;
+    EXPECT_FALSE(t.check_non_finite(scalar, &v, 1));
+    auto f = t.check_non_finite(scalar, &inf, 1);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->previous, 3.25);
+}
+
+TEST(SeriesChecks, a_jump_is_found_once_per_excursion_and_healthy_noise_never) {
+    SeriesCheckOptions o;
+    std::mt19937_64 rng(7);
+    std::lognormal_distribution<double> noise(0.0, 0.35);  // ~x1.4 step to step, x3-4 at the tails
+    SeriesCheckState s;
+    int found = 0;
+    for (int step = 0; step < 2000; ++step) found += s.check_jump(o, 12.0 * noise(rng)).has_value();
+    EXPECT_EQ(found, 0) << "healthy noise raised jumps";
+    // x40 for three steps: one finding, at its first step.
+    std::vector<int> at;
+    for (int step = 0; step < 20; ++step) {
+        const double v = 12.0 * noise(rng) * (step >= 5 && step < 8 ? 40 : 1);
+        if (auto j = s.check_jump(o, v)) {
+            at.push_back(step);
+            EXPECT_GT(j->ratio, 15);
+        }
+    }
+    EXPECT_EQ(at, std::vector<int>{5});
+    // Downwards too (a gradient that vanishes).
+    auto d = s.check_jump(o, 12.0 / 100);
+    ASSERT_TRUE(d);
+    EXPECT_LT(d->ratio, 0.1);
+}
+
+TEST(SeriesChecks, state_survives_encoding_so_a_restarted_msmon_judges_the_same) {
+    SeriesCheckOptions o;
+    std::mt19937_64 rng(3);
+    std::lognormal_distribution<double> noise(0.0, 0.2);
+    std::vector<double> values;
+    for (int i = 0; i < 40; ++i) values.push_back(5.0 * noise(rng) * (i == 30 ? 50 : 1));
+    values[25] = NAN;
+    auto run = [&](bool reencode) {
+        SeriesCheckState s;
+        std::vector<int> out;
+        for (int i = 0; i < 40; ++i) {
+            if (reencode) s = SeriesCheckState::decode(s.encode());
+            Row r = std::isnan(values[i]) ? nan_row(1) : finite_row(values[i]);
+            if (s.check_non_finite(kSlots, r.v, 6)) out.push_back(1000 + i);
+            if (s.check_jump(o, values[i])) out.push_back(i);
+        }
+        return out;
+    };
+    EXPECT_EQ(run(false), (std::vector<int>{1025, 30}));
+    EXPECT_EQ(run(true), run(false));
+}
+
+}  // namespace
+}  // namespace msmon
