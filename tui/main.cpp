@@ -47,19 +47,18 @@ constexpr const char* kUsage =
     "  --config PATH      the msprobe monitor config the job reads (the Config tab edits it; the job must run\n"
     "                     with DYNAMIC_MONITOR=True to pick edits up while training)\n"
     "  --demo             run the built-in simulator live (8 ranks, a loss spike at step 20, a NaN on rank 3 at\n"
-    "                     step 35, msprobe alert rules; TensorBoard event files with the run config and MoE\n"
+    "                     step 35, found by msmon's own detectors; TensorBoard event files with the run config and MoE\n"
     "                     expert load, expert 3 of layer_1 taking most tokens from step 10) and open on it\n"
     "  --demo-step-ms MS  the demo's pace (default 500 ms per step)\n"
     "  --snapshot VIEW    ingest, print one frame of VIEW (overview, chart, anomalies, health, config, experts) as text, exit\n"
     "  --size WxH         the snapshot's size (default 120x40)\n"
     "Inside: ? lists every key of the current view.\n";
 
-// The alert rules a real msprobe job would run with (as in msprobe's own alert example).
+// The demo job's monitor config: no alert rules, as most jobs run (msprobe's turbulence rule fires on every mean
+// near zero); msmon's own detectors find the planted events.
 constexpr const char* kDemoMonitorConfig =
     R"({"targets": {}, "wg_distribution": true, "mv_distribution": true, "param_distribution": true, "format": "csv",
- "ops": ["min", "max", "norm", "mean", "nans", "zeros"],
- "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}, {"rule_name": "AnomalyNan"}],
-           "dump": false}})";
+ "ops": ["min", "max", "norm", "mean", "nans", "zeros"]})";
 
 // The demo's planted routing collapse (the Experts tab flags it): from this step on, layer_1's expert 3 takes most
 // tokens. Early, so that the tab has something to show within seconds.

@@ -173,6 +173,8 @@ const CheckSlots& DetectorSet::slots_of(std::int32_t layout_id) {
 }
 
 void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st) {
+    // TensorBoard's "<metric> vs samples" repeats a step series on a samples axis: the same events again.
+    if (t.kind.ends_with("_vs_samples")) return;
     const bool scalar = run.format == "mindformers";
     const CheckSlots slots = scalar ? CheckSlots::scalar() : slots_of(row.layout_id);
     auto finding = [&](const char* rule, std::string op, double value, std::optional<double> reference, double ratio) {
