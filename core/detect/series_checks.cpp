@@ -2,8 +2,9 @@
 #include "core/detect/series_checks.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
-#include <cstdio>
 
 #include "core/text/number_text.hpp"
 
@@ -11,12 +12,13 @@ namespace msmon {
 
 namespace {
 
-double median_in_place(std::vector<double>& v) {
-    const std::size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+// Median of the first n values (reordered), as a double; n > 0.
+double median_in_place(float* v, int n) {
+    const int mid = n / 2;
+    std::nth_element(v, v + mid, v + n);
     const double upper = v[mid];
-    if (v.size() % 2) return upper;
-    return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+    if (n % 2) return upper;
+    return (static_cast<double>(*std::max_element(v, v + mid)) + upper) / 2;
 }
 
 }  // namespace
@@ -72,14 +74,28 @@ std::optional<NonFiniteFinding> SeriesCheckState::check_non_finite(const CheckSl
 std::optional<JumpFinding> SeriesCheckState::check_jump(const SeriesCheckOptions& o, double value) {
     if (!std::isfinite(value) || value == 0) return std::nullopt;
     const double y = std::log(std::abs(value));
+    const int window = std::clamp(o.jump_window, 1, kMaxWindow);
     std::optional<JumpFinding> out;
-    if (static_cast<int>(history_.size()) >= o.jump_min_history) {
-        std::vector<double> h(history_.begin(), history_.end());
-        const double med = median_in_place(h);
-        for (auto& v : h) v = std::abs(v - med);
-        const double mad = median_in_place(h) * 1.4826;
+    const int n = static_cast<int>(history_.size());
+    if (sorted_.size() != history_.size()) {  // decoded, or first use
+        sorted_ = history_;
+        std::sort(sorted_.begin(), sorted_.end());
+    }
+    if (n >= o.jump_min_history) {
+        // Runs on every row of every series: the median from the kept sorted copy, the MAD only when the value is
+        // not plainly normal (a jump needs at least jump_min_ratio, and leaving one half of that).
+        const auto mid = static_cast<std::size_t>(n / 2);
+        const double med = n % 2 ? sorted_[mid] : (static_cast<double>(sorted_[mid - 1]) + sorted_[mid]) / 2;
         const double dev = std::abs(y - med);
-        const double threshold = std::max(std::log(o.jump_min_ratio), o.jump_mad_k * std::max(mad, o.jump_mad_floor));
+        const double floor = std::log(o.jump_min_ratio);
+        double threshold = floor;
+        if (dev >= floor / 2) {
+            std::array<float, kMaxWindow> d;
+            for (int i = 0; i < n; ++i)
+                d[static_cast<std::size_t>(i)] = static_cast<float>(std::abs(history_[static_cast<std::size_t>(i)] - med));
+            const double mad = median_in_place(d.data(), n) * 1.4826;
+            threshold = std::max(floor, o.jump_mad_k * std::max(mad, o.jump_mad_floor));
+        }
         if (in_jump_) {
             if (dev < threshold / 2) in_jump_ = false;  // back within bounds: the next excursion is a new finding
         } else if (dev >= threshold) {
@@ -87,19 +103,24 @@ std::optional<JumpFinding> SeriesCheckState::check_jump(const SeriesCheckOptions
             out = JumpFinding{value, std::exp(med), std::exp(y - med)};
         }
     }
-    history_.push_back(static_cast<float>(y));
-    if (static_cast<int>(history_.size()) > o.jump_window)
-        history_.erase(history_.begin(), history_.end() - o.jump_window);
+    while (static_cast<int>(history_.size()) >= window) {  // the oldest leaves both copies
+        sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), history_.front()));
+        history_.erase(history_.begin());
+    }
+    const auto yf = static_cast<float>(y);
+    history_.push_back(yf);
+    sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), yf), yf);
     return out;
 }
 
 std::string SeriesCheckState::encode() const {
     std::string out = "nf=" + std::to_string(static_cast<int>(finite_)) + ";lf=" + format_double(last_finite_) +
                       ";jx=" + (in_jump_ ? "1" : "0") + ";jh=";
-    char buf[32];
-    for (std::size_t i = 0; i < history_.size(); ++i) {
-        std::snprintf(buf, sizeof buf, i ? ",%.9g" : "%.9g", static_cast<double>(history_[i]));  // floats: exact
-        out += buf;
+    // The history as the floats' bits in hex: exact, and cheap enough to write for every series every batch.
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (float f : history_) {
+        const auto bits = std::bit_cast<std::uint32_t>(f);
+        for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(bits >> shift) & 0xf]);
     }
     return out;
 }
@@ -121,11 +142,11 @@ SeriesCheckState SeriesCheckState::decode(std::string_view text) {
         } else if (key == "jx") {
             s.in_jump_ = value == "1";
         } else if (key == "jh") {
-            std::string_view list = value;
-            while (!list.empty()) {
-                const auto comma = list.find(',');
-                if (auto v = parse_double(list.substr(0, comma))) s.history_.push_back(static_cast<float>(*v));
-                list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+            for (std::size_t at = 0; at + 8 <= value.size(); at += 8) {
+                std::uint32_t bits = 0;
+                for (char c : value.substr(at, 8))
+                    bits = bits << 4 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+                s.history_.push_back(std::bit_cast<float>(bits));
             }
         }
     }

@@ -19,7 +19,7 @@ struct SeriesCheckOptions {
     double jump_min_ratio = 10;  // |x| at least this many times (or 1/this) its recent median
     double jump_mad_k = 8;       // and this many robust standard deviations of log|x| away
     double jump_mad_floor = 0.05;  // log units: a series that never moved still needs a real jump
-    int jump_window = 16;        // recent values kept
+    int jump_window = 16;        // recent values kept (at most SeriesCheckState::kMaxWindow)
     int jump_min_history = 6;    // values needed before judging
 };
 
@@ -44,6 +44,7 @@ struct JumpFinding {
 
 class SeriesCheckState {
 public:
+    static constexpr int kMaxWindow = 64;
     std::optional<NonFiniteFinding> check_non_finite(const CheckSlots& slots, const double* values, int count);
     std::optional<JumpFinding> check_jump(const SeriesCheckOptions& o, double value);
 
@@ -54,7 +55,8 @@ private:
     enum class Finite : std::uint8_t { unknown, finite, non_finite };
     Finite finite_ = Finite::unknown;
     double last_finite_ = std::numeric_limits<double>::quiet_NaN();
-    std::vector<float> history_;  // log|x|, oldest first
+    std::vector<float> history_;  // log|x|, oldest first (what is saved)
+    std::vector<float> sorted_;   // the same values in order: the median without sorting per row
     bool in_jump_ = false;
 };
 
