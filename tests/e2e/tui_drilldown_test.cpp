@@ -1,7 +1,8 @@
 // Drill-downs land on the rank and step they were opened on (issue 17), in a real terminal: Enter on an
 // anomaly charts that row's rank at that row's step, `:rank N` focuses rank N or says there is none, the
-// Overview's selection is a rank that sorting cannot move, and a drill-down leaves the Overview's statistic as
-// it was. Every check reads the screen; none depends on which detector flagged the anomaly.
+// Overview's selection is a rank that sorting cannot move, a drill-down leaves the Overview's statistic as it
+// was, and `--db STORE` alone shows a store read-only. Every check reads the screen; none depends on which
+// detector flagged the anomaly.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -349,6 +350,49 @@ TEST(TuiOverviewSelection, follows_the_rank_when_sorting_by_deviation_reorders_r
     EXPECT_GT(reorders, 0) << "the rows never reordered across 10 refreshes";
     std::printf("[ frames ] rows reordered in %d of 9 refreshes\n", reorders);
     t.send_keys("q", true);
+}
+
+// msmon-tui --db STORE: an existing store with no job folder, shown read-only as `msmon query --db` reads it.
+TEST(TuiStore, opens_an_ingested_store_alone_read_only_and_refuses_a_missing_one) {
+    TempDir tmp;
+    const std::string job = tmp / "job", db = tmp / "S.db";
+    ASSERT_EQ(run({program("msmon"), "simulate", job, "--ranks", "4", "--steps", "20"}).exit_code, 0);
+    const auto env = tui_env(tmp);
+    auto ingest = run({program("msmon"), "ingest", job, "--db", db}, env);
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    const std::string store_bytes = read_file(db);
+    auto snap = run({program("msmon-tui"), "--db", db, "--snapshot", "overview", "--size", "100x30"}, env);
+    ASSERT_EQ(snap.exit_code, 0) << snap.err;
+    EXPECT_EQ(overview_order(snap.out), (std::vector<int>{0, 1, 2, 3})) << snap.out;
+    EXPECT_NE(snap.out.find("4 ranks | steps 0-19"), std::string::npos) << snap.out;
+    if (TmuxSession::available()) {
+        // Wide enough for the whole status line, the store's path at its end.
+        TmuxSession t(program("msmon-tui") + " --db " + db + "; echo EXIT=$? > " + (tmp / "exit"), 200, 30,
+                      env);
+        const std::string screen = t.wait_for("steps 0-19", milliseconds(8000));
+        ASSERT_FALSE(screen.empty()) << t.capture();
+        EXPECT_EQ(overview_order(screen), (std::vector<int>{0, 1, 2, 3})) << screen;
+        EXPECT_NE(status_line(screen).find("store, read only, not following"), std::string::npos) << screen;
+        EXPECT_NE(status_line(screen).find(db), std::string::npos) << screen;
+        for (const char* watching : {"inotify", "polling"})
+            EXPECT_EQ(screen.find(watching), std::string::npos) << screen;
+        t.send_keys("q", true);
+        EXPECT_GE(
+            wait_until([&] { return read_file(tmp / "exit") == "EXIT=0\n"; }, milliseconds(5000)).count(), 0)
+            << t.capture();
+    }
+    EXPECT_TRUE(read_file(db) == store_bytes) << "the store was written to";
+    // A store that is not there: said so, nothing created in its place.
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{}, {"--snapshot", "overview"}}) {
+        std::vector<std::string> argv = {program("msmon-tui"), "--db", tmp / "missing.db"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        auto r = run(argv, env);
+        EXPECT_EQ(r.exit_code, 1) << r.out;
+        EXPECT_NE(r.err.find("no store at '" + (tmp / "missing.db") + "'"), std::string::npos) << r.err;
+        EXPECT_FALSE(std::filesystem::exists(tmp / "missing.db"));
+    }
+    auto neither = run({program("msmon-tui")}, env);
+    EXPECT_EQ(neither.exit_code, 2) << neither.err;
 }
 
 }  // namespace
