@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <regex>
 
+#include "core/text/number_text.hpp"
 #include "tui/terminal.hpp"
 #include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
@@ -15,11 +17,14 @@
 
 namespace msmon::tui {
 
+namespace {
+
+constexpr std::size_t kOverview = 0, kChart = 1;  // the order of views_
+
+}  // namespace
+
 App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reader_(std::move(reader)) {
-    auto open_chart = [this] {
-        return_to_ = current_;
-        current_ = 1;
-    };
+    auto open_chart = [this] { show(kChart); };
     views_.push_back(std::make_unique<OverviewView>(shared_, open_chart));
     views_.push_back(std::make_unique<ChartView>(shared_));
     views_.push_back(std::make_unique<AnomaliesView>(shared_, open_chart));
@@ -37,16 +42,16 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
          }},
         {{'1', '2', '3', '4', '5', '6'}, "1-6", "switch tab", [] { return Reaction::none; }},  // handled with the digit
         {{kKeyTab}, "Tab", "next tab", [this] {
-             current_ = (current_ + 1) % views_.size();
+             show((current_ + 1) % views_.size());
              return Reaction::reload;
          }},
         {{kKeyBackTab}, "S-Tab", "previous tab", [this] {
-             current_ = (current_ + views_.size() - 1) % views_.size();
+             show((current_ + views_.size() - 1) % views_.size());
              return Reaction::reload;
          }},
         {{'/'}, "/", "filter parameter names (regex; empty clears)", [this] {
              input_ = Input::filter;
-             input_text_ = shared_.series.name_regex.value_or("");
+             input_text_ = shared_.chart_series().name_regex.value_or("");
              return Reaction::redraw;
          }},
         {{':'}, ":", "command: kind K, op O, rank R, step S, quit; in Anomalies: rule R, rank R, kind K, steps A-B, source S", [this] {
@@ -64,55 +69,95 @@ bool App::select_view(const std::string& name) {
         std::string t = views_[i]->title();
         std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         if (t == name) {
-            current_ = i;
+            show(i);
             return true;
         }
     }
     return false;
 }
 
+void App::show(std::size_t view) {
+    if (view == kChart && current_ != kChart) return_to_ = current_;
+    if (current_ == kChart && view != kChart) shared_.drill.reset();
+    current_ = view;
+}
+
 void App::collect() {
     views_[current_]->collect(*reader_);
-    if (current_ != 0) views_[0]->collect(*reader_);  // keeps the focus rank and anomaly count current
-    anomaly_count_ = static_cast<OverviewView&>(*views_[0]).model().anomaly_count;
+    // The status line's ranks, steps and anomaly count. The Overview's collect never moves its selection, so this
+    // cannot take the chart off the rank it was opened on.
+    if (current_ != kOverview) views_[kOverview]->collect(*reader_);
+    anomaly_count_ = overview().model().anomaly_count;
+}
+
+const OverviewView& App::overview() const { return static_cast<const OverviewView&>(*views_[kOverview]); }
+
+std::optional<int> App::existing_rank(const std::string& text, std::string& error) const {
+    const auto n = parse_int(text);
+    if (!n || *n < 0 || *n > std::numeric_limits<int>::max()) {
+        error = "not a rank: " + text;
+        return std::nullopt;
+    }
+    const auto& ranks = overview().model().catalog.ranks;
+    if (std::find(ranks.begin(), ranks.end(), *n) != ranks.end()) return static_cast<int>(*n);
+    const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
+    error = "no rank " + text + (ranks.empty() ? std::string(": no ranks yet")
+                                               : " (" + std::to_string(ranks.size()) + " ranks, " + std::to_string(*lo) +
+                                                     "-" + std::to_string(*hi) + ")");
+    return std::nullopt;
 }
 
 Reaction App::run_command(const std::string& command) {
     const auto space = command.find(' ');
     const std::string verb = command.substr(0, space);
-    const std::string arg = space == std::string::npos ? "" : command.substr(space + 1);
+    std::string arg = space == std::string::npos ? "" : command.substr(space + 1);
+    arg.erase(0, arg.find_first_not_of(' '));  // ":rank  2 " is rank 2
+    arg.erase(arg.find_last_not_of(' ') + 1);
     std::string error;
+    // A rank is checked before any view takes it (the chart's focus, the Anomalies filter): one that does not exist
+    // is said so, instead of landing on another.
+    std::optional<int> rank;
+    if (verb == "rank" && !arg.empty() && !(rank = existing_rank(arg, error))) {
+        message_ = error;
+        return Reaction::redraw;
+    }
     if (views_[current_]->command(verb, arg, error)) {
-        status_.notice = error;
+        message_ = error;
         return Reaction::redraw;
     }
     if (verb == "q" || verb == "quit") {
         quit_ = true;
         return Reaction::none;
     }
+    // Typed in a drill-down's chart these change the drill-down's statistic; elsewhere, the Overview's.
     if (verb == "kind" && !arg.empty()) {
-        shared_.series.kind = arg;
+        shared_.chart_series().kind = arg;
         return Reaction::reload;
     }
     if (verb == "op" && !arg.empty()) {
-        shared_.series.op = arg;
+        shared_.chart_series().op = arg;
         return Reaction::reload;
     }
-    if (verb == "rank" && !arg.empty()) {
-        shared_.focus_rank = std::atoi(arg.c_str());
-        current_ = 1;
+    if (rank) {
+        shared_.chart_rank() = *rank;
+        show(kChart);
         return Reaction::reload;
     }
     if (verb == "step" && !arg.empty()) {
-        shared_.focus_step = std::atoll(arg.c_str());
-        current_ = 1;
+        const auto step = parse_int(arg);
+        if (!step) {
+            message_ = "not a step: " + arg;
+            return Reaction::redraw;
+        }
+        shared_.focus_step = *step;
+        show(kChart);
         return Reaction::reload;
     }
     if (verb == "help") {
         help_ = true;
         return Reaction::redraw;
     }
-    status_.notice = "unknown command: " + command;
+    message_ = "unknown command: " + command;
     return Reaction::redraw;
 }
 
@@ -120,6 +165,10 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
     if (key == kKeyResize) {
         redraw = true;
         return true;
+    }
+    if (!message_.empty() && input_ == Input::none) {  // a message stays until the next key
+        message_.clear();
+        redraw = true;
     }
     if (input_ != Input::none) {
         if (key == kKeyEscape) {
@@ -135,11 +184,11 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
                         std::regex test(input_text_);
                         regex = input_text_;
                     } catch (const std::regex_error&) {
-                        status_.notice = "not a valid regular expression: " + input_text_;
+                        message_ = "not a valid regular expression: " + input_text_;
                         valid = false;
                     }
                 }
-                if (valid && !views_[current_]->set_filter(regex)) shared_.series.name_regex = regex;
+                if (valid && !views_[current_]->set_filter(regex)) shared_.chart_series().name_regex = regex;
                 reload = true;
             } else {
                 const Reaction r = run_command(input_text_);
@@ -164,7 +213,7 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
         return true;
     }
     if (key >= '1' && key <= '6' && static_cast<std::size_t>(key - '1') < views_.size()) {
-        current_ = static_cast<std::size_t>(key - '1');
+        show(static_cast<std::size_t>(key - '1'));
         reload = redraw = true;
         return true;
     }
@@ -174,7 +223,7 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
             for (std::size_t i = 0; i < views_.size(); ++i) {
                 const int w = static_cast<int>(std::string(views_[i]->title()).size()) + 5;
                 if (mouse_x >= x && mouse_x < x + w) {
-                    current_ = i;
+                    show(i);
                     reload = redraw = true;
                 }
                 x += w;
@@ -189,8 +238,8 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
     if (key == kKeyWheelUp) key = kKeyUp;
     Reaction r = Reaction::none;
     if (!dispatch(views_[current_]->keys(), key, r)) dispatch(global_keys_, key, r);
-    if (key == kKeyEscape && current_ == 1) {  // back from the chart to where it was opened from
-        current_ = return_to_ == 1 ? 0 : return_to_;
+    if (key == kKeyEscape && current_ == kChart) {  // back from the chart to where it was opened from
+        show(return_to_ == kChart ? kOverview : return_to_);
         r = Reaction::reload;
     }
     reload = reload || r == Reaction::reload;
@@ -232,16 +281,18 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     } else {
         buf.text(0, h - 2, key_hint(views_[current_]->keys(), 4) + "? help  q quit", hint, w);
     }
-    const OverviewModel& om = static_cast<OverviewView&>(*views_[0]).model();
+    const OverviewModel& om = overview().model();
     const std::string steps = om.catalog.max_step >= om.catalog.min_step
                                   ? std::to_string(om.catalog.min_step) + "-" + std::to_string(om.catalog.max_step)
                                   : std::string("-");
-    // Numbers first, the folder last: at 80 columns the path is what gets cut.
+    // Numbers first, the folder last: at 80 columns the path is what gets cut. The answer to a command goes before
+    // them all: it is what the person is looking for, and it lasts one key.
     char status[640];
     const std::string ckpts =
         om.unhealthy_checkpoints ? " | " + std::to_string(om.unhealthy_checkpoints) + " unhealthy ckpts" : std::string();
-    std::snprintf(status, sizeof status, " %zu ranks | steps %s | %s%s | %.0f values/s | %zu anomalies%s | %llu malformed | %s%s%s",
-                  om.catalog.ranks.size(), steps.c_str(), status_.watch.c_str(),
+    std::snprintf(status, sizeof status, " %s%zu ranks | steps %s | %s%s | %.0f values/s | %zu anomalies%s | %llu malformed | %s%s%s",
+                  message_.empty() ? "" : (message_ + " | ").c_str(), om.catalog.ranks.size(), steps.c_str(),
+                  status_.watch.c_str(),
                   status_.seconds_since_data < 0
                       ? ""
                       : (", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago").c_str(),

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
+
+class OverviewView;
 
 struct AppStatus {
     std::string source;  // the monitored folder
@@ -46,6 +49,11 @@ public:
 private:
     void draw_help(ScreenBuffer& buf, const Glyphs& glyphs);
     Reaction run_command(const std::string& command);
+    // Every change of tab: leaving the chart ends its drill-down; entering it remembers where Esc goes back to.
+    void show(std::size_t view);
+    const OverviewView& overview() const;
+    // The rank typed, if the run has it; else `error` says what there is.
+    std::optional<int> existing_rank(const std::string& text, std::string& error) const;
 
     std::unique_ptr<Reader> reader_;
     SharedSelection shared_;
@@ -56,6 +64,7 @@ private:
     bool help_ = false, quit_ = false;
     enum class Input { none, filter, command } input_ = Input::none;
     std::string input_text_;
+    std::string message_;  // the answer to the last command or filter typed ("no rank 77"), until the next key
     AppStatus status_;
     std::size_t anomaly_count_ = 0;
 };

@@ -36,11 +36,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: msmon-tui [DIR] [--db PATH] [--config PATH] [--poll-ms N] [--demo] [--snapshot VIEW --size WxH]\n"
+    "       msmon-tui --db PATH [--snapshot VIEW --size WxH]\n"
     "       msmon-tui --store clickhouse://HOST:PORT/DB [--job ID] [--snapshot VIEW --size WxH]\n"
     "\n"
     "Follows a training job's msprobe and MindFormers output live and shows every rank.\n"
     "  DIR                the job folder (or monitor_output/, or one rank folder)\n"
-    "  --db PATH          the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db)\n"
+    "  --db PATH          the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db); without DIR, shows this\n"
+    "                     existing store read-only, following no folder (as msmon query --db reads it)\n"
     "  --store URL        show the whole job from ClickHouse (clickhouse://HOST:PORT/DB), every node's ranks, as the\n"
     "                     agents (msmon ingest --sink) ship it; --job ID picks the job (default: the latest)\n"
     "  --poll-ms N        poll every N ms instead of inotify\n"
@@ -115,6 +117,9 @@ void collect_safely(App& app, std::string& failure) {
     }
 }
 
+// No DIR, only --db: an existing store, shown as it is (nothing ingests, nothing is written).
+bool store_only(const Options& o) { return o.dir.empty() && o.store.empty(); }
+
 int run_snapshot(const Options& o) {
     if (!o.store.empty()) {
         std::string error;
@@ -144,20 +149,21 @@ int run_snapshot(const Options& o) {
         std::printf("%s\n", buf.to_text().c_str());
         return 0;
     }
-    IngestOptions io;
-    io.roots = {o.dir};
-    std::string error;
-    IngestSession::OpenStatus status;
-    auto session = IngestSession::open(o.db, io, status, error);
-    if (session && !session->engine().run(error)) {
-        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
-        return 1;
+    if (!store_only(o)) {
+        IngestOptions io;
+        io.roots = {o.dir};
+        std::string error;
+        IngestSession::OpenStatus status;
+        auto session = IngestSession::open(o.db, io, status, error);
+        if (session && !session->engine().run(error)) {
+            std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+            return 1;
+        }
+        if (!session && status != IngestSession::OpenStatus::locked) {
+            std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
+            return 1;
+        }
     }
-    if (!session && status != IngestSession::OpenStatus::locked) {
-        std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
-        return 1;
-    }
-    session.reset();
     std::unique_ptr<Reader> reader;
     try {
         reader = open_sqlite_reader(o.db);
@@ -167,7 +173,7 @@ int run_snapshot(const Options& o) {
     }
     App app(std::move(reader), o.config_path);
     if (!app.select_view(o.snapshot)) return usage_error("no view named '" + o.snapshot + "'");
-    app.status().source = o.dir;
+    app.status().source = store_only(o) ? o.db : o.dir;
     app.status().watch = "snapshot";
     app.collect();
     ScreenBuffer buf(o.width, o.height);
@@ -202,7 +208,7 @@ int run_live(const Options& o) {
     std::string error;
     IngestSession::OpenStatus status;
     std::unique_ptr<IngestSession> session;
-    if (o.store.empty()) {
+    if (o.store.empty() && !store_only(o)) {
         session = IngestSession::open(o.db, io, status, error);
         if (!session && status != IngestSession::OpenStatus::locked) {
             std::fprintf(stderr, "msmon-tui: %s\n", error.c_str());
@@ -216,7 +222,7 @@ int run_live(const Options& o) {
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, nullptr);
     std::mutex notice_mu;
-    std::string notice = session || !o.store.empty() ? "" : error + " (read only)";
+    std::string notice = session || !o.store.empty() || store_only(o) ? "" : error + " (read only)";
     std::atomic<long long> last_commit_ns{0};
     std::thread engine_thread;
     if (session) {
@@ -246,7 +252,9 @@ int run_live(const Options& o) {
     }
     std::unique_ptr<Reader> reader;
     if (!o.store.empty()) reader = open_store_reader(o, error);
-    for (int i = 0; i < 100 && !reader && o.store.empty(); ++i) {
+    // A store that ingest is creating may take a moment to open; an existing one given alone opens or does not.
+    const int attempts = store_only(o) ? 1 : 100;
+    for (int i = 0; i < attempts && !reader && o.store.empty(); ++i) {
         try {
             reader = open_sqlite_reader(o.db);
         } catch (const std::exception& e) {
@@ -261,7 +269,7 @@ int run_live(const Options& o) {
         return 1;
     }
     App app(std::move(reader), o.config_path);
-    app.status().source = o.store.empty() ? o.dir : o.store;
+    app.status().source = !o.store.empty() ? o.store : store_only(o) ? o.db : o.dir;
     std::string store_failure;
     {
         Terminal term;
@@ -293,7 +301,9 @@ int run_live(const Options& o) {
                     std::lock_guard lock(notice_mu);
                     if (!notice.empty()) st.notice = notice;
                 } else {
-                    st.watch = o.store.empty() ? "read only" : "clickhouse";
+                    st.watch = !o.store.empty() ? "clickhouse"
+                               : store_only(o)     ? "store, read only, not following"
+                                                   : "read only";
                     st.notice = store_failure.empty() ? notice : store_failure;
                 }
                 ScreenBuffer buf(term.width(), term.height());
@@ -452,7 +462,16 @@ int main(int argc, char** argv) {
         return o.snapshot.empty() ? run_live(o) : run_snapshot(o);
     }
     if (!o.job.empty()) return usage_error("--job goes with --store");
-    if (o.dir.empty()) return usage_error("give the job folder DIR, or --demo");
+    if (o.dir.empty() && o.db.empty()) return usage_error("give the job folder DIR, a store (--db PATH), or --demo");
+    if (store_only(o)) {
+        // Checked here: opening would fail anyway, but nothing may create an empty store in its place.
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(o.db, ec)) {
+            std::fprintf(stderr, "msmon-tui: no store at '%s'\n", o.db.c_str());
+            return 1;
+        }
+        return o.snapshot.empty() ? run_live(o) : run_snapshot(o);
+    }
     if (!std::filesystem::is_directory(o.dir)) {
         std::fprintf(stderr, "msmon-tui: '%s' is not a folder\n", o.dir.c_str());
         return 1;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 namespace msmon::test {
@@ -60,6 +61,77 @@ void TmuxSession::resize(int width, int height) {
 void TmuxSession::record_output(const std::string& path) { tmux("pipe-pane -o -t 0 " + shell_quote("cat >> " + shell_quote(path))); }
 
 std::string TmuxSession::capture() const { return tmux("capture-pane -p -t 0"); }
+
+std::string TmuxSession::capture_styled() const { return tmux("capture-pane -p -e -t 0"); }
+
+namespace {
+
+// Walks styled text: `on_text(byte, attributes)` for every byte of text, SGR sequences applied as they come.
+template <typename F>
+void walk_styled(const std::string& line, F on_text) {
+    bool bold = false, dim = false, reverse = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (line[i] != '\x1b') {
+            on_text(line[i], bold, dim, reverse);
+            continue;
+        }
+        if (i + 1 >= line.size() || line[i + 1] != '[') {  // another escape: skip it and its one final byte
+            ++i;
+            continue;
+        }
+        std::size_t end = i + 2;
+        while (end < line.size() && !(line[end] >= 0x40 && line[end] <= 0x7e)) ++end;
+        if (end < line.size() && line[end] == 'm') {
+            std::vector<int> params;
+            std::string num;
+            for (std::size_t k = i + 2; k <= end; ++k) {
+                if (k == end || line[k] == ';') {
+                    params.push_back(num.empty() ? 0 : std::atoi(num.c_str()));
+                    num.clear();
+                } else {
+                    num.push_back(line[k]);
+                }
+            }
+            for (std::size_t k = 0; k < params.size(); ++k) {
+                const int p = params[k];
+                if (p == 0) bold = dim = reverse = false;
+                else if (p == 1) bold = true;
+                else if (p == 2) dim = true;
+                else if (p == 7) reverse = true;
+                else if (p == 22) bold = dim = false;
+                else if (p == 27) reverse = false;
+                else if (p == 38 || p == 48 || p == 58)  // extended colour: 5;N or 2;R;G;B
+                    k += k + 1 < params.size() && params[k + 1] == 5 ? 2 : 4;
+            }
+        }
+        i = end;
+    }
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> styled_runs(const std::string& styled_screen, Sgr attribute) {
+    std::vector<std::vector<std::string>> lines(1);
+    bool in_run = false;
+    walk_styled(styled_screen, [&](char c, bool bold, bool dim, bool reverse) {
+        if (c == '\n') {
+            lines.emplace_back();
+            in_run = false;
+            return;
+        }
+        const bool on = attribute == Sgr::bold ? bold : attribute == Sgr::dim ? dim : reverse;
+        if (on && !in_run) lines.back().emplace_back();
+        if (on) lines.back().back().push_back(c);
+        in_run = on;
+    });
+    return lines;
+}
+
+std::string plain_text(const std::string& styled) {
+    std::string out;
+    walk_styled(styled, [&](char c, bool, bool, bool) { out.push_back(c); });
+    return out;
+}
 
 bool TmuxSession::alive() const { return tmux("display-message -p -t 0 '#{pane_dead}'").find('0') != std::string::npos; }
 

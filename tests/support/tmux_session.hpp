@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace msmon::test {
 
@@ -19,6 +20,9 @@ public:
     void resize(int width, int height);
     // The visible screen as text (lines joined by '\n').
     std::string capture() const;
+    // The visible screen with its attributes as SGR escape sequences (capture-pane -e): what plain text cannot show,
+    // such as which row is highlighted (reverse video) or which series are drawn faint (dim).
+    std::string capture_styled() const;
     // Waits until the screen contains `text`; returns the screen, or "" on timeout. The screen returned is one that
     // held still for a moment where possible: tmux can show half of a frame (a line redrawn, the rest not yet).
     std::string wait_for(const std::string& text, std::chrono::milliseconds timeout) const;
@@ -30,5 +34,15 @@ private:
     std::string tmux(const std::string& args) const;
     std::string socket_;
 };
+
+// SGR attributes as capture_styled() reports them.
+enum class Sgr { bold = 1, dim = 2, reverse = 7 };
+
+// For each line of a capture_styled() screen, its runs of text drawn with `attribute` on, left to right. The whole
+// screen, not a line alone: tmux carries attributes from one line into the next without repeating them.
+std::vector<std::vector<std::string>> styled_runs(const std::string& styled_screen, Sgr attribute);
+
+// A capture_styled() screen as plain text (the escape sequences removed).
+std::string plain_text(const std::string& styled);
 
 }  // namespace msmon::test

@@ -239,6 +239,30 @@ TEST(BrailleChart, cursor_read_out_uses_the_latest_value_at_or_before_the_step) 
     EXPECT_EQ(row_text(buf, 0), "step 15: x=2.5");
 }
 
+// A drill-down's title names a whole tensor; the read-out then had no room after it and was clipped to "step".
+TEST(BrailleChart, cursor_read_out_takes_a_row_of_its_own_when_the_title_leaves_no_room) {
+    const std::vector<ChartSeries> series = {
+        {"rank 2", line_points(0, 40, [](std::int64_t s) { return s * 0.5; }), {Color::series0}},
+        {"r0", line_points(0, 40, [](std::int64_t) { return 2.0; }), {Color::series1}, true}};
+    ChartOptions options = range(0, 40);
+    options.title = "grad_reduced norm /^module\\.decoder\\.layers\\.1\\.self_attention\\.linear_proj\\.weight$/";
+    options.cursor_step = 30;
+    ScreenBuffer buf(100, 16);
+    draw_chart(buf, 0, 0, 100, 16, series, options, kAscii);
+    EXPECT_EQ(row_text(buf, 0).rfind("grad_reduced norm /^module", 0), 0u) << buf.to_text();  // shown escaped: \\.
+    EXPECT_EQ(row_text(buf, 1), "step 30: rank 2=15 r0=2") << buf.to_text();
+    EXPECT_EQ(buf.at(19, 1).style.attr & kDim, kDim) << "the faint series' label keeps its style";
+    // With room for both, one row as before; with too few rows for the plot, the read-out row goes first.
+    options.title = "loss";
+    draw_chart(buf, 0, 0, 100, 16, series, options, kAscii);
+    EXPECT_EQ(row_text(buf, 0), "loss  step 30: rank 2=15 r0=2") << buf.to_text();
+    options.title = std::string(89, 't');
+    ScreenBuffer small(90, 4);
+    draw_chart(small, 0, 0, 90, 4, series, options, kAscii);
+    EXPECT_EQ(row_text(small, 0).rfind(options.title, 0), 0u) << small.to_text();
+    EXPECT_EQ(row_text(small, 1).find("step 30"), std::string::npos) << small.to_text();
+}
+
 TEST(BrailleChart, legend_shows_labels_in_their_series_colours_clipped_to_width) {
     const auto points = line_points(0, 9, [](std::int64_t s) { return 1.0 * s; });
     const std::vector<ChartSeries> series = {{"alpha", points, {Color::series0}},

@@ -207,23 +207,23 @@ Reaction AnomaliesView::move(long delta) {
 Reaction AnomaliesView::drill() {
     const AnomalyRecord* a = selected();
     if (!a || a->kind.empty()) return Reaction::none;
-    shared_.series.kind = a->kind;
-    shared_.series.op = a->op == "seconds" ? "norm" : a->op;
-    shared_.series.name_regex = "^" + regex_escape(a->name) + "$";
-    shared_.focus_rank = a->rank;
+    // The chart's own selection: the Overview's statistic, filter and selected rank stay as they were.
+    ChartDrill drill;
+    drill.series = {a->kind, a->op == "seconds" ? "norm" : a->op, "^" + regex_escape(a->name) + "$"};
+    drill.rank = a->rank;
     shared_.focus_step = a->step;
-    shared_.anomaly_steps.clear();
     std::vector<AnomalyRecord> of_rank;
     if (paged_ && reader_) {  // paged: list_ holds only the faces read; the rank's anomalies give every step
         AnomalyFilter f;
         f.rank = a->rank;
         of_rank = reader_->anomalies(f);
     }
+    auto& steps = drill.anomaly_steps;
     for (const auto& b : paged_ ? of_rank : list_)
-        if (b.rank == a->rank && b.kind == a->kind && b.name == a->name) shared_.anomaly_steps.push_back(b.step);
-    std::sort(shared_.anomaly_steps.begin(), shared_.anomaly_steps.end());
-    shared_.anomaly_steps.erase(std::unique(shared_.anomaly_steps.begin(), shared_.anomaly_steps.end()),
-                                shared_.anomaly_steps.end());
+        if (b.rank == a->rank && b.kind == a->kind && b.name == a->name) steps.push_back(b.step);
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    shared_.drill = std::move(drill);
     open_chart_();
     return Reaction::reload;
 }

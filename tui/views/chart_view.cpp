@@ -60,7 +60,13 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
 }
 
 void ChartView::collect(Reader& reader) {
-    if (shared_.series.kind.empty()) shared_.series = default_selection(reader.catalog());
+    if (drilled_ && !shared_.drill) {  // the drill-down's window and cursor were for its step, not for this
+        zoomed_ = false;
+        cursor_.reset();
+    }
+    drilled_ = shared_.drill.has_value();
+    SeriesSelection& sel = shared_.chart_series();
+    if (sel.kind.empty()) sel = default_selection(reader.catalog());
     if (shared_.focus_step) {  // drill-down: the extent first, then a window around that step
         read(reader, false);
         const std::int64_t half = std::max<std::int64_t>(10, (data_hi_ - data_lo_) / 10);
@@ -71,7 +77,7 @@ void ChartView::collect(Reader& reader) {
         shared_.focus_step.reset();
     }
     read(reader, zoomed_);
-    if (shared_.focus_rank < 0 && !series_.empty()) shared_.focus_rank = series_.front().rank;
+    if (shared_.chart_rank() < 0 && !series_.empty()) shared_.chart_rank() = series_.front().rank;
     if (!zoomed_) {
         lo_ = data_lo_;
         hi_ = data_hi_;
@@ -81,7 +87,8 @@ void ChartView::collect(Reader& reader) {
 // Only what draws on the plot's pixel columns (the width of the last frame; a guess before the first), over the
 // zoomed range or the whole extent; every step when smoothing, which needs them all.
 void ChartView::read(Reader& reader, bool window_is_zoom) {
-    RankSeriesRequest req{shared_.series.kind, shared_.series.op, shared_.series.name_regex, 0, {}};
+    const SeriesSelection& sel = shared_.chart_series();
+    RankSeriesRequest req{sel.kind, sel.op, sel.name_regex, 0, {}};
     if (smoothing_ == 0) {
         req.window.columns = plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame;
         if (window_is_zoom) req.window.lo = lo_, req.window.hi = hi_;
@@ -126,7 +133,8 @@ Reaction ChartView::pan(double fraction) {
 }
 
 Reaction ChartView::jump_anomaly(int delta) {
-    const auto& steps = shared_.anomaly_steps;
+    if (!shared_.drill) return Reaction::none;
+    const auto& steps = shared_.drill->anomaly_steps;
     if (steps.empty()) return Reaction::none;
     const std::int64_t at = cursor_.value_or(delta > 0 ? lo_ - 1 : hi_ + 1);
     std::optional<std::int64_t> target;
@@ -150,44 +158,50 @@ Reaction ChartView::next_rank(int delta) {
     if (series_.empty()) return Reaction::none;
     std::size_t i = 0;
     for (; i < series_.size(); ++i)
-        if (series_[i].rank == shared_.focus_rank) break;
+        if (series_[i].rank == shared_.chart_rank()) break;
     i = (i + series_.size() + static_cast<std::size_t>(delta < 0 ? series_.size() - 1 : 1)) % series_.size();
-    shared_.focus_rank = series_[i].rank;
+    shared_.chart_rank() = series_[i].rank;
     return Reaction::redraw;
 }
 
 void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
+    const SeriesSelection& sel = shared_.chart_series();
+    const int focus = shared_.chart_rank();
     std::vector<ChartSeries> lines;
-    static const Color palette[] = {Color::series1, Color::series2, Color::series3, Color::series4, Color::series5};
-    int others = 0;
+    // The focused rank first, so the legend and the cursor read-out name it before any other (a narrow screen clips
+    // the end); draw_chart paints the faint lines first whatever their order.
+    const std::string label = "rank " + std::to_string(focus);
+    bool focus_drawn = false;
     for (const auto& s : series_) {
-        if (s.rank == shared_.focus_rank || !others_ || others >= 8) continue;
-        lines.push_back({"r" + std::to_string(s.rank), to_points(s.points), {palette[others % 5], Color::none, kDim}, true});
-        ++others;
-    }
-    for (const auto& s : series_) {
-        if (s.rank != shared_.focus_rank) continue;
+        if (s.rank != focus) continue;
+        focus_drawn = true;
         auto raw = to_points(s.points);
-        const std::string label = "rank " + std::to_string(s.rank);
         if (smoothing_ > 0) {
-            lines.push_back({label + " raw", raw, {Color::series0, Color::none, kDim}, true});
             lines.push_back({label + " ema " + std::to_string(kSmoothing[smoothing_]).substr(0, 4),
                              smooth_debiased_ema(raw, kSmoothing[smoothing_]), {Color::series0, Color::none, kBold}, false});
+            lines.push_back({label + " raw", raw, {Color::series0, Color::none, kDim}, true});
         } else {
             lines.push_back({label, raw, {Color::series0, Color::none, kBold}, false});
         }
+    }
+    // A rank with none of this statistic is still named: the chart never quietly shows another rank instead.
+    if (!focus_drawn && focus >= 0) lines.push_back({label + ": no values", {}, {Color::bad, Color::none, kBold}, false});
+    static const Color palette[] = {Color::series1, Color::series2, Color::series3, Color::series4, Color::series5};
+    int others = 0;
+    for (const auto& s : series_) {
+        if (s.rank == focus || !others_ || others >= 8) continue;
+        lines.push_back({"r" + std::to_string(s.rank), to_points(s.points), {palette[others % 5], Color::none, kDim}, true});
+        ++others;
     }
     ChartOptions opt;
     opt.step_lo = lo_;
     opt.step_hi = hi_;
     opt.log_y = log_y_;
     opt.cursor_step = cursor_;
-    opt.title = shared_.series.kind + " " + shared_.series.op +
-                (shared_.series.name_regex ? " /" + *shared_.series.name_regex + "/" : std::string()) + "  steps " +
+    opt.title = sel.kind + " " + sel.op + (sel.name_regex ? " /" + *sel.name_regex + "/" : std::string()) + "  steps " +
                 std::to_string(lo_) + "-" + std::to_string(hi_) + (log_y_ ? "  log-y" : "");
     if (series_.empty() || hi_ < lo_) {
-        buf.text(x, y, "no data for " + shared_.series.kind + " " + shared_.series.op + " yet", {Color::dim, Color::none, kPlain},
-                 width);
+        buf.text(x, y, "no data for " + sel.kind + " " + sel.op + " yet", {Color::dim, Color::none, kPlain}, width);
         return;
     }
     plot_columns_ = draw_chart(buf, x, y, width, height, lines, opt, glyphs);

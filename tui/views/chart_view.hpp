@@ -1,5 +1,5 @@
-// Chart: the shared statistic for the focused rank, other ranks faint for comparison; zoom, pan, log-y,
-// smoothing (debiased EMA, raw line faint), a cursor reading out step and values.
+// Chart: the shared statistic (or a drill-down's) for the focused rank, other ranks faint for comparison; zoom, pan,
+// log-y, smoothing (debiased EMA, raw line faint), a cursor reading out step and values.
 #pragma once
 
 #include "tui/views/view.hpp"
@@ -36,6 +36,7 @@ private:
     std::int64_t data_lo_ = 0, data_hi_ = -1;
     std::int64_t lo_ = 0, hi_ = -1;
     bool zoomed_ = false, log_y_ = false, others_ = true;
+    bool drilled_ = false;  // the last collect() was for a drill-down
     int smoothing_ = 0;  // index into kSmoothing
     std::optional<std::int64_t> cursor_;
     int plot_columns_ = 0;  // of the last frame's plot

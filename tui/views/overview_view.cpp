@@ -45,6 +45,8 @@ OverviewView::OverviewView(SharedSelection& shared, std::function<void()> open_c
         {{kKeyPageDown}, "PgDn", "next page of ranks", [this] { return move(rows_visible_); }},
         {{kKeyPageUp}, "PgUp", "previous page of ranks", [this] { return move(-rows_visible_); }},
         {{kKeyEnter}, "Enter", "chart of the selected rank", [this] {
+             if (const auto order = sorted_rows(); !order.empty())  // the row seen highlighted
+                 shared_.focus_rank = model_.rows[order[selected_position(order)]].rank;
              open_chart_();
              return Reaction::reload;
          }},
@@ -69,9 +71,17 @@ OverviewView::OverviewView(SharedSelection& shared, std::function<void()> open_c
 void OverviewView::collect(Reader& reader) {
     model_ = collect_overview(reader, shared_.series, kWindowSteps);
     shared_.series = model_.selection;
-    if (selected_ >= model_.rows.size()) selected_ = model_.rows.empty() ? 0 : model_.rows.size() - 1;
-    const auto order = sorted_rows();
-    if (!order.empty()) shared_.focus_rank = model_.rows[order[selected_]].rank;
+    // The selection is a rank, kept as the rows re-sort; this runs on every refresh, also behind other tabs, so it
+    // never moves the selection, only starts one (the first row) when there is none.
+    for (const auto& row : model_.rows)
+        if (row.rank == shared_.focus_rank) return;
+    if (!model_.rows.empty()) shared_.focus_rank = model_.rows[sorted_rows().front()].rank;
+}
+
+std::size_t OverviewView::selected_position(const std::vector<std::size_t>& order) const {
+    for (std::size_t pos = 0; pos < order.size(); ++pos)
+        if (model_.rows[order[pos]].rank == shared_.focus_rank) return pos;
+    return 0;
 }
 
 std::vector<std::size_t> OverviewView::sorted_rows() const {
@@ -94,9 +104,10 @@ std::vector<std::size_t> OverviewView::sorted_rows() const {
 
 Reaction OverviewView::move(int delta) {
     if (model_.rows.empty()) return Reaction::none;
-    const long next = std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(model_.rows.size()) - 1);
-    selected_ = static_cast<std::size_t>(next);
-    shared_.focus_rank = model_.rows[sorted_rows()[selected_]].rank;
+    const auto order = sorted_rows();
+    const long next = std::clamp<long>(static_cast<long>(selected_position(order)) + delta, 0,
+                                       static_cast<long>(order.size()) - 1);
+    shared_.focus_rank = model_.rows[order[static_cast<std::size_t>(next)]].rank;
     return Reaction::redraw;
 }
 
@@ -128,8 +139,7 @@ Reaction OverviewView::click(int, int y) {
     if (heatmap_shown_ || y < list_y_) return Reaction::none;
     const std::size_t row = top_ + static_cast<std::size_t>(y - list_y_);
     if (row >= model_.rows.size()) return Reaction::none;
-    selected_ = row;
-    shared_.focus_rank = model_.rows[sorted_rows()[selected_]].rank;
+    shared_.focus_rank = model_.rows[sorted_rows()[row]].rank;
     return Reaction::redraw;
 }
 
@@ -184,13 +194,14 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     buf.text(x, y + 1, hdr, dim, width);
     rows_visible_ = list_h;
     list_y_ = y + 2;
-    if (selected_ < top_) top_ = selected_;
-    if (selected_ >= top_ + static_cast<std::size_t>(list_h)) top_ = selected_ - static_cast<std::size_t>(list_h) + 1;
+    const std::size_t selected = selected_position(order);
+    if (selected < top_) top_ = selected;
+    if (selected >= top_ + static_cast<std::size_t>(list_h)) top_ = selected - static_cast<std::size_t>(list_h) + 1;
     for (int r = 0; r < list_h && top_ + static_cast<std::size_t>(r) < order.size(); ++r) {
         const std::size_t pos = top_ + static_cast<std::size_t>(r);
         const OverviewRow& row = model_.rows[order[pos]];
         const int ry = y + 2 + r;
-        const bool sel_row = pos == selected_;
+        const bool sel_row = pos == selected;
         const Style label_style{sel_row ? Color::accent : Color::none, Color::none,
                                 static_cast<std::uint8_t>(sel_row ? kReverse | kBold : kPlain)};
         char label[16];

@@ -25,6 +25,8 @@ public:
 
 private:
     std::vector<std::size_t> sorted_rows() const;
+    // Where the selected rank (shared_.focus_rank) is in `order` (sorted_rows()); 0 if it has no row.
+    std::size_t selected_position(const std::vector<std::size_t>& order) const;
     Reaction move(int delta);
     Reaction cycle_kind(int delta);
     Reaction cycle_op();
@@ -35,7 +37,7 @@ private:
     KeyTable keys_;
     Sort sort_ = Sort::rank;
     bool heatmap_forced_ = false, log_scale_ = false;
-    std::size_t selected_ = 0, top_ = 0;
+    std::size_t top_ = 0;
     int rows_visible_ = 1, list_y_ = 0;
     bool heatmap_shown_ = false;
     std::vector<std::vector<ColumnStat>> heat_rows_;  // per-frame scratch, kept to avoid reallocating

@@ -12,12 +12,24 @@
 
 namespace msmon::tui {
 
+// The chart opened on one thing another view points at (an anomaly): its statistic and rank. It belongs to the
+// chart alone and ends when the chart is left, so the Overview's statistic, filter and selection stay as they were.
+struct ChartDrill {
+    SeriesSelection series;
+    int rank = -1;
+    std::vector<std::int64_t> anomaly_steps;  // steps n/N jump between
+};
+
 // What the overview and the chart share: the statistic looked at, the filter, the rank in focus.
 struct SharedSelection {
-    SeriesSelection series;
-    int focus_rank = -1;
-    std::optional<std::int64_t> focus_step;  // a step to centre on (drill-down)
-    std::vector<std::int64_t> anomaly_steps;  // steps n/N jump between in the chart (from a drill-down)
+    SeriesSelection series;  // the Overview's statistic and filter
+    int focus_rank = -1;     // the Overview's selected rank (a rank, not a row: sorting moves rows)
+    std::optional<std::int64_t> focus_step;  // a step for the chart to centre its cursor on, once
+    std::optional<ChartDrill> drill;         // while set, the chart shows this instead of the Overview's choice
+
+    // What the chart shows: the drill-down's while there is one, else the Overview's.
+    SeriesSelection& chart_series() { return drill ? drill->series : series; }
+    int& chart_rank() { return drill ? drill->rank : focus_rank; }
 };
 
 class View {

@@ -395,6 +395,21 @@ std::string step_label(std::int64_t step) {
     return std::to_string(step);
 }
 
+// The cursor read-out as pieces of text in their styles: "step S:", then " label=value" for each series.
+std::vector<std::pair<std::string, Style>> cursor_readout(const std::vector<ChartSeries>& series, std::int64_t step) {
+    std::vector<std::pair<std::string, Style>> out;
+    out.emplace_back("step " + std::to_string(step) + ":", kCursorStyle);
+    for (const auto& s : series) {
+        const auto v = value_at(s.points, step);
+        Style style = s.style;
+        if (s.faint) style.attr |= kDim;
+        out.emplace_back(" ", Style{});
+        out.emplace_back(s.label, style);
+        out.emplace_back("=" + (v ? readout_value(*v) : std::string("-")), Style{});
+    }
+    return out;
+}
+
 }  // namespace
 
 int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
@@ -407,17 +422,25 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
     std::int64_t step_lo = std::min(options.step_lo, options.step_hi);
     std::int64_t step_hi = std::max(options.step_lo, options.step_hi);
 
-    // Rows, dropped in this order when the plot would get fewer than two: legend, axis line, title, x labels.
+    // Rows, dropped in this order when the plot would get fewer than two: legend, axis line, the read-out's own
+    // row, title, x labels. The cursor read-out follows the title, or gets a row of its own under it when both do
+    // not fit on one (a drill-down's title names a whole tensor; the read-out is what the person came to see).
     bool any_label = false;
     for (const auto& s : series) any_label = any_label || !s.label.empty();
+    std::vector<std::pair<std::string, Style>> readout;
+    int readout_w = 0;
+    if (options.cursor_step) readout = cursor_readout(series, *options.cursor_step);
+    for (const auto& piece : readout) readout_w += display_width(piece.first);
     int title_rows = (!options.title.empty() || options.cursor_step) ? 1 : 0;
+    int readout_rows =
+        !readout.empty() && !options.title.empty() && display_width(options.title) + 2 + readout_w > width ? 1 : 0;
     int legend_rows = any_label ? 1 : 0, axis_rows = 1, label_rows = 1;
-    const auto plot_rows = [&] { return height - title_rows - legend_rows - axis_rows - label_rows; };
-    for (int* drop : {&legend_rows, &axis_rows, &title_rows, &label_rows})
+    const auto plot_rows = [&] { return height - title_rows - readout_rows - legend_rows - axis_rows - label_rows; };
+    for (int* drop : {&legend_rows, &axis_rows, &readout_rows, &title_rows, &label_rows})
         if (plot_rows() < 2) *drop = 0;
     const int plot_h = plot_rows();
     if (plot_h < 1) return 0;
-    const int plot_y = title_rows;
+    const int plot_y = title_rows + readout_rows;
 
     const auto range = y_range(series, options, step_lo, step_hi);
     const double ylo = range.first, yhi = range.second;
@@ -521,22 +544,20 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
         }
     }
 
-    // Title row: the title, then the cursor read-out.
+    // Title row: the title, then the cursor read-out (on the next row when it has one).
     if (title_rows) {
         int cx =
             options.title.empty() ? 0 : region.text(0, 0, options.title, {Color::none, Color::none, kBold});
-        if (options.cursor_step) {
-            if (cx > 0) cx += 2;
-            cx += region.text(cx, 0, "step " + std::to_string(*options.cursor_step) + ":", kCursorStyle);
-            for (const auto& s : series) {
-                if (cx >= width) break;
-                const auto v = value_at(s.points, *options.cursor_step);
-                cx += region.text(cx, 0, " ", {});
-                Style style = s.style;
-                if (s.faint) style.attr |= kDim;
-                cx += region.text(cx, 0, s.label, style);
-                cx += region.text(cx, 0, "=" + (v ? readout_value(*v) : std::string("-")), {});
-            }
+        int row = 0;
+        if (readout_rows) {
+            cx = 0;
+            row = 1;
+        } else if (cx > 0) {
+            cx += 2;
+        }
+        for (const auto& [text, style] : readout) {
+            if (cx >= width) break;
+            cx += region.text(cx, row, text, style);
         }
     }
     return canvas.px_w();
