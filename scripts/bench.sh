@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh >/dev/null
+./build/bench/detection_bench --shared ../shared
 ./build/bench/ingest_bench --repeats "${REPEATS:-5}"
 ./build/bench/event_file_bench --repeats "${REPEATS:-5}"
 ./build/bench/query_scale_bench --max-values "${QUERY_SCALE_MAX_VALUES:-1e7}" --repeats "${REPEATS:-5}"
