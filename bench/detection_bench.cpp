@@ -83,7 +83,9 @@ Outcome judge(const Case& c, const std::string& work, std::string& error) {
     }
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto reader = open_sqlite_reader(db);
-    const auto list = reader->anomalies({});
+    AnomalyFilter mine;  // msmon's detections: a job's own msprobe dumps are not what is measured here
+    mine.source = "detected";
+    const auto list = reader->anomalies(mine);
     const auto incidents = group_incidents(list);
     out.anomalies = list.size();
     out.incidents = incidents.size();
@@ -199,6 +201,13 @@ int main(int argc, char** argv) {
         corpus.push_back({"real_baddata", "real", real + "/baddata", 50, 4, {{"baddata", 44, 0, "actv", "module.embed.input"}}});
     } else {
         std::fprintf(stderr, "%s is absent: real runs left out\n", real.c_str());
+    }
+    // msprobe's alert scenario, read without its alert rules: loss x100 at step 12 (the backward pass shows it
+    // first, at the output's gradient), a NaN written into layers.1.fc1.weight's gradient at step 20.
+    const std::string alert = shared + "/fixtures/msprobe-real/alert";
+    if (fs::is_directory(alert)) {
+        corpus.push_back({"real_alert_no_rules", "real", alert, 30, 1,
+                          {{"spike", 12, 0, "actv_grad", ".output"}, {"nan", 20, 0, "grad_reduced", "layers.1.fc1.weight"}}});
     }
 
     nlohmann::ordered_json cases = nlohmann::ordered_json::array();
