@@ -1,5 +1,6 @@
-// Detectors over each batch: msprobe-compatible rules (exact EMA state, persisted per tensor), MindFormers
-// global-norm spikes and embedding norm, cross-rank outliers (median/MAD per step), stalled ranks (live only).
+// Detectors over each batch: msprobe-compatible rules (exact EMA state, persisted per tensor), msmon's default
+// checks (non-finite, jumps; core/detect/series_checks), MindFormers global-norm spikes and embedding norm,
+// cross-rank outliers (log|x| against the ranks' usual spread), stalled ranks (core/detect/stall_watch).
 #include "core/detect/detector_set.hpp"
 
 #include <algorithm>
@@ -447,24 +448,6 @@ void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
     save_cross(batch);
 }
 
-void DetectorSet::pace(int rank, std::int64_t run_id, std::int64_t step, Clock::time_point now) {
-    RankPace& p = pace_[rank];
-    if (run_id != p.run_id) {  // first sight, or the job restarted: its steps may go back
-        p = RankPace{};
-        p.run_id = run_id;
-        p.last_step = step;
-        p.last_advance = now;
-        return;
-    }
-    if (step <= p.last_step) return;
-    // Seconds per step: a batch may bring several steps of a rank at once.
-    p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count() /
-                          static_cast<double>(step - p.last_step));
-    if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
-    p.last_step = step;
-    p.last_advance = now;
-}
-
 void DetectorSet::observe(RecordBatch& batch) {
     if (batch.rows.empty()) return;
     load_states(batch);
@@ -483,12 +466,12 @@ void DetectorSet::observe(RecordBatch& batch) {
             if (touched_.empty() || touched_.back() != row.tensor_id) touched_.push_back(row.tensor_id);
         }
         cross_rank_collect(row, *t, *run);
-        if (live_) {
+        if (stalls_.live()) {
             auto [it, added] = batch_pace_.try_emplace(run->rank, t->run_id, row.step);
             if (!added && (it->second.first != t->run_id || row.step > it->second.second)) it->second = {t->run_id, row.step};
         }
     }
-    for (const auto& [rank, run_step] : batch_pace_) pace(rank, run_step.first, run_step.second, now);
+    for (const auto& [rank, run_step] : batch_pace_) stalls_.advance(rank, run_step.first, run_step.second, now);
     batch_pace_.clear();
     std::sort(touched_.begin(), touched_.end());
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
@@ -510,39 +493,11 @@ void DetectorSet::observe(RecordBatch& batch) {
 }
 
 void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {
-    // From the first idle moment on (everything there was has been read), arrival times are the job's pace; what
-    // arrived before is catch-up speed and says nothing about step times.
-    if (!live_) pace_.clear();
-    live_ = true;
+    stalls_.go_live();
     fold_.emit_all(batch.anomalies);  // everything there was has been read: what waits is complete
     save_fold(batch);
     cross_rank_evaluate(false, batch);
-    if (pace_.size() < 2) return;
-    for (auto& [rank, p] : pace_) {
-        if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step) continue;
-        const double med = median_of(p.intervals);
-        const double age = std::chrono::duration<double>(now - p.last_advance).count();
-        if (age <= options_.stall_factor * med || age < options_.stall_min_seconds) continue;
-        bool others_advanced = false;
-        for (const auto& [other, q] : pace_)
-            if (other != rank && q.last_advance > p.last_advance) others_advanced = true;
-        if (!others_advanced) continue;
-        p.flagged_step = p.last_step;
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = "StalledRank";
-        a.rank = rank;
-        a.step = p.last_step;
-        a.op = "seconds";
-        a.value = age;
-        a.reference = med;
-        a.tag_name = "rank" + std::to_string(rank);
-        a.message = "rank " + std::to_string(rank) + " has written nothing new for " + format_double(std::round(age * 10) / 10) +
-                    " s after step " + std::to_string(p.last_step) + " (its median step time is " +
-                    format_double(std::round(med * 1000) / 1000) + " s) while other ranks advance";
-        a.score = anomaly_score(a);
-        batch.anomalies.push_back(std::move(a));
-    }
+    stalls_.judge(now, batch.anomalies);
 }
 
 void DetectorSet::finish(RecordBatch& batch) {

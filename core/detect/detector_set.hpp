@@ -13,6 +13,7 @@
 #include "core/detect/detector_options.hpp"
 #include "core/detect/finding_fold.hpp"
 #include "core/detect/msprobe_rules.hpp"
+#include "core/detect/stall_watch.hpp"
 #include "core/ingest/key_registry.hpp"
 
 namespace msmon {
@@ -50,14 +51,6 @@ private:
     struct CrossGroup {
         std::map<std::string, std::map<int, double>> values;  // name → rank → value
     };
-    struct RankPace {
-        std::int64_t last_step = -1;
-        std::int64_t run_id = -1;  // a new run of the rank (a restart) starts its pace afresh
-        Clock::time_point last_advance{};
-        std::vector<double> intervals;  // seconds between live step advances, the latest 21
-        std::int64_t flagged_step = -1;
-    };
-
     void load_states(const RecordBatch& batch);
     TensorState& state_of(std::int64_t tensor_id);
     static std::string encode(const TensorState& s);
@@ -81,7 +74,6 @@ private:
     void save_cross(RecordBatch& batch);
     void save_fold(RecordBatch& batch);
     void restore_cross(const std::string& text);
-    void pace(int rank, std::int64_t run_id, std::int64_t step, Clock::time_point now);
     std::map<int, std::pair<std::int64_t, std::int64_t>> batch_pace_;  // rank → (run, latest step) in this batch
 
     IngestStore& store_;
@@ -101,8 +93,7 @@ private:
     std::map<std::string, std::map<int, std::int64_t>> cross_latest_;
     std::map<std::string, double> cross_spread_;  // group + name → usual spread of log|x| across ranks (EMA of MADs)
     bool cross_changed_ = false;  // since the last save_cross
-    std::map<int, RankPace> pace_;
-    bool live_ = false;
+    StallWatch stalls_{options_};
 };
 
 }  // namespace msmon

@@ -1,0 +1,76 @@
+// Stalled ranks from live arrival times (see the header).
+#include "core/detect/stall_watch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/detect/anomaly_score.hpp"
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+void StallWatch::go_live() {
+    if (!live_) pace_.clear();
+    live_ = true;
+}
+
+void StallWatch::advance(int rank, std::int64_t run_id, std::int64_t step, Clock::time_point now) {
+    if (!live_) return;
+    RankPace& p = pace_[rank];
+    if (run_id != p.run_id) {  // first sight, or the job restarted: its steps may go back
+        p = RankPace{};
+        p.run_id = run_id;
+        p.last_step = step;
+        p.last_advance = now;
+        return;
+    }
+    if (step <= p.last_step) return;
+    // Seconds per step: a batch may bring several steps of a rank at once.
+    p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count() /
+                          static_cast<double>(step - p.last_step));
+    if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
+    p.last_step = step;
+    p.last_advance = now;
+}
+
+void StallWatch::judge(Clock::time_point now, std::vector<AnomalyRecord>& out) {
+    if (pace_.size() < 2) return;
+    for (auto& [rank, p] : pace_) {
+        if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step) continue;
+        const double med = median_of(p.intervals);
+        const double age = std::chrono::duration<double>(now - p.last_advance).count();
+        if (age <= options_.stall_factor * med || age < options_.stall_min_seconds) continue;
+        bool others_advanced = false;
+        for (const auto& [other, q] : pace_)
+            if (other != rank && q.last_advance > p.last_advance) others_advanced = true;
+        if (!others_advanced) continue;
+        p.flagged_step = p.last_step;
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = "StalledRank";
+        a.rank = rank;
+        a.step = p.last_step;
+        a.op = "seconds";
+        a.value = age;
+        a.reference = med;
+        a.tag_name = "rank" + std::to_string(rank);
+        a.message = "rank " + std::to_string(rank) + " has written nothing new for " +
+                    format_double(std::round(age * 10) / 10) + " s after step " + std::to_string(p.last_step) +
+                    " (its median step time is " + format_double(std::round(med * 1000) / 1000) +
+                    " s) while other ranks advance";
+        a.score = anomaly_score(a);
+        out.push_back(std::move(a));
+    }
+}
+
+}  // namespace msmon
