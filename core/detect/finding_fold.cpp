@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/detect/anomaly_score.hpp"
+#include "core/detect/msprobe_rules.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -131,7 +132,10 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g) {
         a.value = f.value;
         a.reference = f.reference;
         a.call_id = f.order;
-        a.tag_name = f.kind + "/rank" + std::to_string(f.rank);
+        // msprobe's tag for the first tensor: one per (rank, kind, step, first tensor), so two parts of a group cut
+        // by a partly read file stay two rows wherever anomalies are keyed by tag (ClickHouse's table).
+        a.tag_name = f.vpp_stage.empty() ? f.kind + (f.name.empty() ? "" : ":" + f.name) + "/rank" + std::to_string(f.rank)
+                                         : msprobe_tag_name(f.kind, f.vpp_stage, f.name, f.micro_step, f.rank);
         const std::string where = " at step " + std::to_string(f.step) + " on rank " + std::to_string(f.rank);
         const std::string others =
             g.count > 1 ? "; " + std::to_string(g.count) + " " + f.kind + " series of this rank in all" : std::string();
