@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
@@ -43,6 +44,10 @@ struct PlantedOrigin {
     const char* kind;
     const char* name;
 };
+
+void PrintTo(const PlantedOrigin& p, std::ostream* os) {
+    *os << p.run << ": step " << p.step << ", rank " << p.rank << ", " << p.kind << " " << p.name;
+}
 
 class DetectionFaultRun : public ::testing::TestWithParam<PlantedOrigin> {};
 
