@@ -122,7 +122,7 @@ Reaction App::run_command(const std::string& command) {
     }
     if (views_[current_]->command(verb, arg, error)) {
         message_ = error;
-        return Reaction::redraw;
+        return Reaction::reload;  // a view the store pages (the Anomalies table) reads its rows again
     }
     if (verb == "q" || verb == "quit") {
         quit_ = true;

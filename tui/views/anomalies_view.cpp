@@ -413,8 +413,8 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     const int detail_h = height >= 16 ? 4 : 0;
     const int list_h = std::max(0, height - (top_y - y) - 1 - detail_h);
     // Incidents: 2 + 57 columns before the origin's name (at 80 columns "…layers.0.…fc1.weight" fits); the table:
-    // 68 before the tensor's.
-    const int name_w = std::max(8, width - (incidents ? 59 : 68));
+    // 73 before the tensor's.
+    const int name_w = std::max(4, width - (incidents ? 59 : 73));
     char hdr[256];
     if (incidents)
         std::snprintf(hdr, sizeof hdr, "  %6s %4s %-12s %-11s %5s %5s %-7s %s", "step", "rank", "kind", "rule", "anoms",
