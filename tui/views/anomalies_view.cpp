@@ -20,6 +20,29 @@ std::string short_number(double v) {
     return buf;
 }
 
+// "1.922 vs 0.01793" in at most `width` columns: fewer digits rather than a number cut short.
+std::string value_vs_reference(const AnomalyRecord& a, int width) {
+    std::string out;
+    for (int digits = 4; digits >= 1; --digits) {
+        auto number = [&](double v) {
+            if (!std::isfinite(v)) return short_number(v);
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+            std::string t = buf;  // exponents without '+' and leading zeros: "1.2e-5", "3.5e12"
+            if (const auto e = t.find('e'); e != std::string::npos) {
+                std::size_t d = e + 1;
+                if (t[d] == '+') t.erase(d, 1);
+                else if (t[d] == '-') ++d;
+                while (d + 1 < t.size() && t[d] == '0') t.erase(d, 1);
+            }
+            return t;
+        };
+        out = number(a.value) + (a.reference ? " vs " + number(*a.reference) : "");
+        if (static_cast<int>(out.size()) <= width) return out;
+    }
+    return short_number(a.value);  // the reference does not fit even so: the detail pane's message has it
+}
+
 std::string short_rule(const std::string& rule) {
     if (rule == "AnomalyTurbulence") return "Turbulence";
     if (rule == "AnomalyNan") return "Nan";
@@ -449,7 +472,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
             } else {
                 // Indented under its incident; the last member closes the branch.
                 const bool last = pos + 1 >= incident_rows_.size() || !incident_rows_[pos + 1].member;
-                const std::string value = short_number(a.value) + (a.reference ? " vs " + short_number(*a.reference) : "");
+                const std::string value = value_vs_reference(a, 17);
                 std::snprintf(line, sizeof line, "%s %s %6lld %4d %-12.12s %-11.11s %-17.17s ", sel ? ">" : " ",
                               last ? (glyphs.unicode ? "\xE2\x94\x94" : "`") : (glyphs.unicode ? "\xE2\x94\x9C" : "|"),
                               static_cast<long long>(a.step), a.rank, a.kind.c_str(), short_rule(a.rule).c_str(), value.c_str());
