@@ -10,7 +10,9 @@
 // Measured, per store: build seconds; series = Reader::points of one (rank, kind, name, op) over 10,000 steps
 // (deep); chart_collect = Reader::rank_series(kind, op, exact name, all steps) as the Chart view asks (deep);
 // overview = Reader::rank_series(kind, op, every param, last 200 steps) over 4,096 ranks (wide);
-// anomalies = Reader::anomalies({}) and the Anomalies view's first page (collect + draw); cold start =
+// anomalies = Reader::anomalies({}) and the Anomalies view's first page (collect + draw: 100k anomalies are over
+// the incidents' limit, so the ranked table the store pages), the incidents had the limit allowed all 100k (read,
+// grouped, drawn) and their refresh when no anomaly came in (the count alone is read); cold start =
 // open_sqlite_reader + App::collect + App::compose into a 200×60 ScreenBuffer (what `msmon-tui --snapshot`
 // does, without a terminal; the OS page cache is warm, the process is not); VmHWM/VmRSS after each phase (the
 // peak is reset before each phase through /proc/self/clear_refs); store bytes per value.
@@ -247,14 +249,29 @@ Json measure(const std::string& db, const Shape& s, int repeats) {
         });
     }
     phase("anomalies", kAnomaliesTargetMs, [&] { return reader->anomalies({}).size(); });
-    phase("anomalies_first_page", 0, [&] {
+    auto first_page = [&](tui::IncidentIndex& incidents) {
         tui::SharedSelection shared;
-        tui::AnomaliesView view(shared, [] {});
+        tui::AnomaliesView view(shared, incidents, [] {});
         view.collect(*reader);
         tui::ScreenBuffer buf(kFrameWidth, kFrameHeight);
         view.draw(buf, 0, 1, kFrameWidth, kFrameHeight - 3, tui::Glyphs{});
-        return view.rows().size();
+        return view.rows_in_hand();
+    };
+    // As the TUI opens: 100k anomalies are over the incidents' limit, so the tab shows the ranked table the store
+    // pages (and says why).
+    phase("anomalies_first_page", 0, [&] {
+        tui::IncidentIndex incidents;
+        return first_page(incidents);
     });
+    // Had the limit allowed them: every anomaly read and grouped into incidents (the first frame, and each time
+    // the anomaly count changes), then a refresh with no new anomaly (the count alone is read).
+    phase("incidents_first_page_unlimited", 0, [&] {
+        tui::IncidentIndex incidents(kAnomalies);
+        return first_page(incidents);
+    });
+    tui::IncidentIndex grouped(kAnomalies);
+    grouped.update(*reader);
+    phase("incidents_refresh_unchanged", 0, [&] { return first_page(grouped); });
     reader.reset();
     phase("cold_start", kColdStartTargetMs, [&] {
         tui::App app(open_sqlite_reader(db));
@@ -369,6 +386,8 @@ int main(int argc, char** argv) {
         {"overview 4096 ranks (ms)", "wide", query("overview")},
         {"anomalies wide (ms)", "wide", query("anomalies")},
         {"anomalies first page (ms)", "wide", query("anomalies_first_page")},
+        {"incidents, all grouped (ms)", "wide", query("incidents_first_page_unlimited")},
+        {"incidents, no change (ms)", "wide", query("incidents_refresh_unchanged")},
         {"cold start wide (ms)", "wide", query("cold_start")},
         {"cold start deep (ms)", "deep", query("cold_start")},
         {"bytes/value wide", "wide", [](const Json& st) { return st["store_bytes_per_value"].get<double>(); }},

@@ -149,7 +149,8 @@ void BM_OverviewViewFrame(benchmark::State& state) {
         return m;
     }();
     SharedSelection shared;
-    OverviewView view(shared, [] {});
+    IncidentIndex incidents;
+    OverviewView view(shared, incidents, [] {});
     view.set_model(model);
     ScreenBuffer buf(kWidth, kHeight);
     Glyphs glyphs;
@@ -187,7 +188,8 @@ void BM_AnomaliesSortFilterRedraw(benchmark::State& state) {
         return out;
     }();
     SharedSelection shared;
-    AnomaliesView view(shared, [] {});
+    IncidentIndex incidents;
+    AnomaliesView view(shared, incidents, [] {});
     view.set_list(list);
     ScreenBuffer buf(kWidth, kHeight);
     Glyphs glyphs;

@@ -25,9 +25,9 @@ constexpr std::size_t kOverview = 0, kChart = 1;  // the order of views_
 
 App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reader_(std::move(reader)) {
     auto open_chart = [this] { show(kChart); };
-    views_.push_back(std::make_unique<OverviewView>(shared_, open_chart));
+    views_.push_back(std::make_unique<OverviewView>(shared_, incidents_, open_chart));
     views_.push_back(std::make_unique<ChartView>(shared_));
-    views_.push_back(std::make_unique<AnomaliesView>(shared_, open_chart));
+    views_.push_back(std::make_unique<AnomaliesView>(shared_, incidents_, open_chart));
     views_.push_back(std::make_unique<HealthView>());
     views_.push_back(std::make_unique<ConfigView>(config_path.empty() ? nullptr : std::make_unique<ConfigEditor>(config_path)));
     views_.push_back(std::make_unique<ExpertLoadView>());
@@ -84,10 +84,9 @@ void App::show(std::size_t view) {
 
 void App::collect() {
     views_[current_]->collect(*reader_);
-    // The status line's ranks, steps and anomaly count. The Overview's collect never moves its selection, so this
-    // cannot take the chart off the rank it was opened on.
+    // The status line's ranks, steps and incidents (the Overview updates the index). The Overview's collect never
+    // moves its selection, so this cannot take the chart off the rank it was opened on.
     if (current_ != kOverview) views_[kOverview]->collect(*reader_);
-    anomaly_count_ = overview().model().anomaly_count;
 }
 
 const OverviewView& App::overview() const { return static_cast<const OverviewView&>(*views_[kOverview]); }
@@ -123,7 +122,7 @@ Reaction App::run_command(const std::string& command) {
     }
     if (views_[current_]->command(verb, arg, error)) {
         message_ = error;
-        return Reaction::redraw;
+        return Reaction::reload;  // a view the store pages (the Anomalies table) reads its rows again
     }
     if (verb == "q" || verb == "quit") {
         quit_ = true;
@@ -290,13 +289,17 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     char status[640];
     const std::string ckpts =
         om.unhealthy_checkpoints ? " | " + std::to_string(om.unhealthy_checkpoints) + " unhealthy ckpts" : std::string();
-    std::snprintf(status, sizeof status, " %s%zu ranks | steps %s | %s%s | %.0f values/s | %zu anomalies%s | %llu malformed | %s%s%s",
+    // Incidents, not anomalies: one NaN is dozens of anomalies and one incident. Too many to group: the count.
+    const std::size_t n_incidents = incidents_.incidents().size();
+    const std::string events = incidents_.over_limit() ? std::to_string(incidents_.total()) + " anomalies, not grouped"
+                                                       : std::to_string(n_incidents) + (n_incidents == 1 ? " incident" : " incidents");
+    std::snprintf(status, sizeof status, " %s%zu ranks | steps %s | %s%s | %.0f values/s | %s%s | %llu malformed | %s%s%s",
                   message_.empty() ? "" : (message_ + " | ").c_str(), om.catalog.ranks.size(), steps.c_str(),
                   status_.watch.c_str(),
                   status_.seconds_since_data < 0
                       ? ""
                       : (", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago").c_str(),
-                  status_.values_per_second, anomaly_count_, ckpts.c_str(), static_cast<unsigned long long>(status_.malformed),
+                  status_.values_per_second, events.c_str(), ckpts.c_str(), static_cast<unsigned long long>(status_.malformed),
                   status_.notice.empty() ? "" : (status_.notice + " | ").c_str(), status_.source.c_str(), "");
     buf.fill(0, h - 1, w, 1, U' ', {Color::none, Color::none, kReverse});
     buf.text(0, h - 1, status, {Color::none, Color::none, kReverse}, w);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/reader.hpp"
+#include "tui/models/incident_index.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
@@ -57,6 +58,7 @@ private:
 
     std::unique_ptr<Reader> reader_;
     SharedSelection shared_;
+    IncidentIndex incidents_;  // the Overview's marks, the Anomalies tab's incidents, the status line's count
     std::vector<std::unique_ptr<View>> views_;
     std::size_t current_ = 0;
     std::size_t return_to_ = 0;  // where Esc in the chart goes back to
@@ -66,7 +68,6 @@ private:
     std::string input_text_;
     std::string message_;  // the answer to the last command or filter typed ("no rank 77"), until the next key
     AppStatus status_;
-    std::size_t anomaly_count_ = 0;
 };
 
 }  // namespace msmon::tui

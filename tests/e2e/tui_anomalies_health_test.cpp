@@ -58,7 +58,8 @@ TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
     std::string screen = t.wait_for("Turbulence", milliseconds(5000));  // the rows, not just the header
     ASSERT_FALSE(screen.empty()) << t.capture();
     EXPECT_NE(screen.find("Nan"), std::string::npos) << screen;
-    // Sort by step: s cycles rank -> first anomaly -> step.
+    // Sort by step: s cycles incidents (the tab opens on them) -> rank -> first anomaly -> step.
+    t.send_keys("s", true);
     t.send_keys("s", true);
     t.send_keys("s", true);
     screen = screen_when(t, [](const std::string& s) {

@@ -159,9 +159,13 @@ class TuiDrilldown : public ::testing::Test {
         EXPECT_FALSE(t->wait_for("steps 0-59", milliseconds(10000)).empty()) << t->capture();
         return t;
     }
-    // On the Anomalies tab, moves down to the first row whose rank column is `rank`; that row.
+    // On the Anomalies tab's table of every anomaly (s: the sort after incidents, msmon's ranking), moves down to
+    // the first row whose rank column is `rank`; that row.
     AnomalyRowSeen select_anomaly_of_rank(TmuxSession& t, int rank) {
         t.send_keys("3", true);
+        EXPECT_FALSE(t.wait_for("incidents, most severe first", milliseconds(5000)).empty()) << t.capture();
+        t.send_keys("s", true);
+        EXPECT_FALSE(t.wait_for("sort rank  grouped", milliseconds(5000)).empty()) << t.capture();
         EXPECT_FALSE(
             screen_when(
                 t, [](const std::string& s) { return !selected_anomaly(s).line.empty(); }, milliseconds(5000))
@@ -247,9 +251,9 @@ TEST_F(TuiDrilldown, colon_rank_focuses_exactly_that_rank_or_says_there_is_none)
         milliseconds(3000));
     EXPECT_NE(status_line(screen).find("no rank 4 (4 ranks, 0-3)"), std::string::npos) << screen;
     EXPECT_NE(screen.find("sort rank  steps"), std::string::npos) << "left the Overview:\n" << screen;
-    // The Anomalies tab's rank filter takes the same check.
+    // The Anomalies tab's rank filter takes the same check (the tab opens on incidents, which it filters too).
     t->send_keys("3", true);
-    ASSERT_FALSE(t->wait_for("rows of", milliseconds(3000)).empty()) << t->capture();
+    ASSERT_FALSE(t->wait_for("incidents, most severe first", milliseconds(3000)).empty()) << t->capture();
     command("rank 77");
     screen = screen_when(
         *t, [](const std::string& s) { return status_line(s).find("no rank 77") != std::string::npos; },
@@ -257,7 +261,7 @@ TEST_F(TuiDrilldown, colon_rank_focuses_exactly_that_rank_or_says_there_is_none)
     EXPECT_NE(status_line(screen).find("no rank 77"), std::string::npos) << screen;
     EXPECT_EQ(screen.find("  rank 77"), std::string::npos) << "the filter was applied:\n" << screen;
     command("rank 2");
-    EXPECT_FALSE(t->wait_for("grouped  rank 2", milliseconds(3000)).empty()) << t->capture();
+    EXPECT_FALSE(t->wait_for("most severe first  rank 2", milliseconds(3000)).empty()) << t->capture();
 }
 
 TEST_F(TuiDrilldown, a_drill_down_leaves_the_overviews_kind_op_filter_and_selection_as_they_were) {

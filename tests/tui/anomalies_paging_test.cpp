@@ -61,13 +61,17 @@ TEST(AnomaliesPaging, scrolling_past_the_rows_read_reloads_and_every_row_matches
     ASSERT_EQ(model.size(), 1000u);
 
     tui::SharedSelection shared;
-    tui::AnomaliesView view(shared, [] {});
+    tui::IncidentIndex incidents;
+    tui::AnomaliesView view(shared, incidents, [] {});
+    view.collect(*reader);
+    // The tab opens on incidents; the table that the store pages is the sort after them (s), from its first row.
+    ASSERT_EQ(press(view, 's'), tui::Reaction::reload);
     view.collect(*reader);
     selected_line(view);  // sets the page height
     const std::size_t first_read = view.rows().size();
     EXPECT_LT(first_read, 1000u) << "the default view read every group";
     // The same table held whole in memory (set_list), moved by the same keys, must show the same rows.
-    tui::AnomaliesView whole(shared, [] {});
+    tui::AnomaliesView whole(shared, incidents, [] {});
     whole.set_list(list);
     selected_line(whole);
     std::size_t reloads = 0, pages = 0;
@@ -88,6 +92,30 @@ TEST(AnomaliesPaging, scrolling_past_the_rows_read_reloads_and_every_row_matches
     }
     EXPECT_GT(reloads, 0u);
     EXPECT_NE(view.rows().size(), first_read);
+}
+
+// More anomalies than the incidents' limit: the tab does not read them all (which would freeze it at every new
+// anomaly); it shows the ranked table the store pages, and says why. The count alone is read at each refresh.
+TEST(AnomaliesPaging, past_the_incidents_limit_the_tab_shows_the_paged_ranked_table_and_says_why) {
+    TempDir tmp;
+    fill(tmp / "s.db");
+    auto reader = open_sqlite_reader(tmp / "s.db");
+    tui::SharedSelection shared;
+    tui::IncidentIndex incidents(1000);
+    tui::AnomaliesView view(shared, incidents, [] {});
+    view.collect(*reader);
+    tui::ScreenBuffer buf(120, 30);
+    view.draw(buf, 0, 0, 120, 30, tui::Glyphs{});
+    std::istringstream in(buf.to_text());
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ASSERT_GT(lines.size(), 3u);
+    EXPECT_EQ(lines[0].rfind("sort rank  grouped  1000 rows of 2000", 0), 0u) << buf.to_text();
+    EXPECT_EQ(lines[1].rfind("not grouped into incidents: 2000 anomalies, over 1000; every anomaly, ranked", 0), 0u)
+        << buf.to_text();
+    EXPECT_FALSE(incidents.grouped());
+    EXPECT_LT(view.rows_in_hand(), 1000u) << "read every group: not the store's paging";
+    EXPECT_EQ(selected_line(view), lines[3]);  // the first row
 }
 
 }  // namespace

@@ -27,10 +27,37 @@ const char* anomaly_sort_name(AnomalySort s) {
     return "";
 }
 
+AnomalyFilterTest::AnomalyFilterTest(const AnomalyTableFilter& filter) : filter_(filter) {
+    if (filter.name_regex) name_.emplace(*filter.name_regex, std::regex::ECMAScript | std::regex::optimize);
+}
+
+bool AnomalyFilterTest::operator()(const AnomalyRecord& a) const {
+    const auto& f = filter_;
+    return !((f.rule && a.rule != *f.rule) || (f.kind && a.kind != *f.kind) || (f.source && a.source != *f.source) ||
+             (f.rank && a.rank != *f.rank) || (f.steps && !f.steps->contains(a.step)) ||
+             (name_ && !std::regex_search(a.name, *name_)));
+}
+
+std::vector<IncidentRow> build_incident_rows(const std::vector<AnomalyRecord>& list, const std::vector<Incident>& incidents,
+                                             const AnomalyTableFilter& filter,
+                                             const std::function<bool(std::size_t)>& expanded) {
+    const AnomalyFilterTest passes(filter);
+    std::vector<IncidentRow> rows;
+    for (std::size_t i = 0; i < incidents.size(); ++i) {
+        const Incident& inc = incidents[i];
+        const auto first = std::find_if(inc.members.begin(), inc.members.end(), [&](std::size_t m) { return passes(list[m]); });
+        if (first == inc.members.end()) continue;
+        const bool open = expanded(i);
+        rows.push_back({i, inc.origin, false, open});
+        if (!open) continue;
+        for (auto m = first; m != inc.members.end(); ++m)
+            if (passes(list[*m])) rows.push_back({i, *m, true, false});
+    }
+    return rows;
+}
+
 std::vector<AnomalyRow> build_anomaly_rows(const std::vector<AnomalyRecord>& list, const AnomalyTableOptions& o) {
-    const auto& f = o.filter;
-    std::optional<std::regex> re;
-    if (f.name_regex) re.emplace(*f.name_regex, std::regex::ECMAScript | std::regex::optimize);
+    const AnomalyFilterTest passes(o.filter);
     std::map<std::pair<int, std::int64_t>, int> breadth;
     for (const auto& a : list) ++breadth[{a.rank, a.step}];
     std::vector<AnomalyRow> rows;
@@ -38,10 +65,7 @@ std::vector<AnomalyRow> build_anomaly_rows(const std::vector<AnomalyRecord>& lis
     std::string key;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const AnomalyRecord& a = list[i];
-        if ((f.rule && a.rule != *f.rule) || (f.kind && a.kind != *f.kind) || (f.source && a.source != *f.source) ||
-            (f.rank && a.rank != *f.rank) || (f.steps && !f.steps->contains(a.step)) ||
-            (re && !std::regex_search(a.name, *re)))
-            continue;
+        if (!passes(a)) continue;
         const double rs = a.score > 0 ? a.score + 5.0 * std::log10(breadth[{a.rank, a.step}]) : 0;
         if (o.group) {
             key = a.source + '\x1f' + a.rule + '\x1f' + std::to_string(a.rank) + '\x1f' + a.kind + '\x1f' + a.name +

@@ -1,9 +1,8 @@
-// Overview model: Reader::rank_series for the selection, summarised per rank; anomalies worth a mark.
+// Overview model: Reader::rank_series for the selection, summarised per rank, with the marks given.
 #include "tui/models/overview_model.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 namespace msmon::tui {
@@ -23,7 +22,8 @@ SeriesSelection default_selection(const StoreCatalog& catalog) {
     return {};
 }
 
-OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps) {
+OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps,
+                               const std::vector<std::pair<int, std::int64_t>>& marks) {
     OverviewModel m;
     m.catalog = reader.catalog();
     m.selection = selection.kind.empty() ? default_selection(m.catalog) : selection;
@@ -52,11 +52,8 @@ OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection,
     }
     // Every rank the store knows gets a row, even one with no data for this selection yet.
     for (int r : m.catalog.ranks) rows.try_emplace(r).first->second.rank = r;
-    // msprobe's per-step noise (score < 20) does not mark the overview. Marks before the window still flag the
-    // rank ("!").
-    const AnomalyMarks marks = reader.anomaly_marks(20, std::numeric_limits<std::int64_t>::min());
-    m.anomaly_count = marks.total;
-    for (const auto& [rank, step] : marks.marks)
+    // Marks before the window still flag the rank ("!").
+    for (const auto& [rank, step] : marks)
         if (auto it = rows.find(rank); it != rows.end()) it->second.anomaly_steps.insert(step);
     for (const auto& c : reader.checkpoints()) m.unhealthy_checkpoints += !c.healthy;
     for (auto& [_, row] : rows) m.rows.push_back(std::move(row));

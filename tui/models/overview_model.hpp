@@ -1,5 +1,5 @@
 // What the overview shows, collected from a Reader: one statistic per rank over the latest steps, with the
-// steps where anomalies were found on that rank.
+// steps marked on that rank (where it is in an incident: tui/models/incident_index).
 #pragma once
 
 #include <optional>
@@ -30,14 +30,15 @@ struct OverviewModel {
     SeriesSelection selection;
     std::vector<OverviewRow> rows;
     std::int64_t step_lo = 0, step_hi = -1;
-    std::size_t anomaly_count = 0;
     std::size_t unhealthy_checkpoints = 0;
 };
 
 // Picks what to open on: loss or global norm when logs are present, else the gradient norm, else anything.
 SeriesSelection default_selection(const StoreCatalog& catalog);
 
-// Reads the model. `window_steps` bounds how far back (0: all steps).
-OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps);
+// Reads the model. `window_steps` bounds how far back (0: all steps); `marks`: (rank, step) pairs to mark
+// (IncidentIndex::marks), a row's `!` when it has any.
+OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps,
+                               const std::vector<std::pair<int, std::int64_t>>& marks);
 
 }  // namespace msmon::tui

@@ -1,18 +1,21 @@
-// Anomalies: msprobe's dumps and msmon's detections in one table — sort by any column or msprobe's first-anomaly
-// order, filter, group repeats; a detail pane with the message, the module's structure and code stack; Enter
-// drills into the chart at that step.
+// Anomalies: incidents first — one row per incident, its origin's step, rank, kind, rule and module, expanding to
+// its anomalies — or msprobe's dumps and msmon's detections in one table: sort by any column or msprobe's
+// first-anomaly order, filter, group repeats. A detail pane with the message, the module's structure and code
+// stack; Enter drills into the chart at that step (an incident's: its origin's).
 #pragma once
 
 #include <functional>
+#include <set>
 
 #include "tui/models/anomaly_table.hpp"
+#include "tui/models/incident_index.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
 
 class AnomaliesView final : public View {
 public:
-    AnomaliesView(SharedSelection& shared, std::function<void()> open_chart);
+    AnomaliesView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart);
     const char* title() const override { return "Anomalies"; }
     const KeyTable& keys() const override { return keys_; }
     void collect(Reader& reader) override;
@@ -22,12 +25,26 @@ public:
     bool command(const std::string& verb, const std::string& arg, std::string& error) override;
 
     // For benchmarks and tests: the list, the table options, rebuilding rows (not when the store pages the view).
+    // set_list() shows the table: a list given is not grouped into incidents.
     void set_list(std::vector<AnomalyRecord> list);
     AnomalyTableOptions& options() { return options_; }
     void rebuild();
     const std::vector<AnomalyRow>& rows() const { return rows_; }
+    // Rows the view has in hand: incidents and expanded members, or the table's (paged: those read).
+    std::size_t rows_in_hand() const { return incidents_shown() ? incident_rows_.size() : rows_.size(); }
 
 private:
+    // Incidents are the person's choice (i, s) and shown when the index could group the anomalies.
+    bool incidents_shown() const { return incident_mode_ && incidents_.grouped(); }
+    const std::vector<AnomalyRecord>& records() const {
+        return incidents_shown() && shown_ ? shown_->anomalies : list_;
+    }
+    void rebuild_incidents_keeping(const std::string& key);
+    // Incidents or the table; `keep_selection`: the anomaly selected is found again there (else: the first row).
+    Reaction show_incidents(bool on, bool keep_selection);
+    Reaction toggle_expanded();
+    void select_carried();
+    void read_detail();
     Reaction move(long delta);
     Reaction drill();
     template <typename T>
@@ -42,11 +59,19 @@ private:
     Reaction changed(bool to_top);
 
     SharedSelection& shared_;
+    IncidentIndex& incidents_;
     std::function<void()> open_chart_;
     KeyTable keys_;
     std::vector<AnomalyRecord> list_;
     std::vector<AnomalyRow> rows_;
     AnomalyTableOptions options_;
+    bool incident_mode_ = true;
+    std::vector<IncidentRow> incident_rows_;
+    std::set<std::string> expanded_;          // origins (anomaly_identity) of the incidents expanded
+    std::optional<AnomalyRecord> carried_;    // selected before a switch between incidents and the table
+    std::size_t incidents_listed_ = 0;        // incidents with a row (the filters pass one of their anomalies)
+    std::shared_ptr<const IncidentSet> shown_;  // what incident_rows_ index into
+    bool incident_rows_stale_ = true;           // the options changed since they were built
     std::size_t selected_ = 0, top_ = 0;
     bool paged_ = false;             // rows_ are the first rows of the store's order, list_ their faces
     bool forget_selection_ = false;  // the next collect() starts at the top

@@ -37,8 +37,8 @@ const std::vector<SeriesPoint>& tail_points(const std::vector<StepValue>& in, st
 
 }  // namespace
 
-OverviewView::OverviewView(SharedSelection& shared, std::function<void()> open_chart)
-    : shared_(shared), open_chart_(std::move(open_chart)) {
+OverviewView::OverviewView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart)
+    : shared_(shared), incidents_(incidents), open_chart_(std::move(open_chart)) {
     keys_ = {
         {{kKeyDown, 'j'}, "j/Down", "next rank", [this] { return move(1); }},
         {{kKeyUp, 'k'}, "k/Up", "previous rank", [this] { return move(-1); }},
@@ -69,7 +69,8 @@ OverviewView::OverviewView(SharedSelection& shared, std::function<void()> open_c
 }
 
 void OverviewView::collect(Reader& reader) {
-    model_ = collect_overview(reader, shared_.series, kWindowSteps);
+    incidents_.update(reader);  // one count unless anomalies came in
+    model_ = collect_overview(reader, shared_.series, kWindowSteps, incidents_.marks());
     shared_.series = model_.selection;
     // The selection is a rank, kept as the rows re-sort; this runs on every refresh, also behind other tabs, so it
     // never moves the selection, only starts one (the first row) when there is none.

@@ -1,9 +1,10 @@
-// Overview: one row per rank — sparkline of the chosen statistic, latest, min, max, anomaly mark; a heatmap
-// (ranks × steps) when ranks outnumber rows.
+// Overview: one row per rank — sparkline of the chosen statistic, latest, min, max, a mark (`!`) on a rank in an
+// incident and on the steps of its anomalies there; a heatmap (ranks × steps) when ranks outnumber rows.
 #pragma once
 
 #include <functional>
 
+#include "tui/models/incident_index.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/downsample.hpp"
 
@@ -12,7 +13,7 @@ namespace msmon::tui {
 class OverviewView final : public View {
 public:
     enum class Sort { rank, latest, deviation };
-    OverviewView(SharedSelection& shared, std::function<void()> open_chart);
+    OverviewView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart);
     const char* title() const override { return "Overview"; }
     const KeyTable& keys() const override { return keys_; }
     void collect(Reader& reader) override;
@@ -32,6 +33,7 @@ private:
     Reaction cycle_op();
 
     SharedSelection& shared_;
+    IncidentIndex& incidents_;
     std::function<void()> open_chart_;
     OverviewModel model_;
     KeyTable keys_;

@@ -1,0 +1,352 @@
+// Incidents in the TUI (issue 17, "Find what went wrong"), in a real terminal: the Anomalies tab opens on one
+// row per incident, most severe first, each showing where it began; Space lists an incident's anomalies (its
+// origin first, then in training order); Enter charts the origin (or the anomaly) on its rank at its step,
+// and Esc comes back to the same row, still expanded; the status line counts incidents. On a simulated run (a
+// spike on every rank at step 20, a NaN on rank 3 at step 35) and on a real msprobe run with a NaN
+// (../shared).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <tuple>
+
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+std::map<std::string, std::string> tui_env(const TempDir& tmp, const std::string& lang = "C.UTF-8") {
+    return {{"LANG", lang},
+            {"LC_ALL", lang},
+            {"TERM", "xterm-256color"},
+            {"XDG_STATE_HOME", tmp / "state"},
+            {"XDG_CACHE_HOME", tmp / "cache"}};
+}
+
+std::string status_line(const std::string& screen) {
+    const auto lines = lines_of(screen);
+    return lines.empty() ? "" : lines.back();
+}
+
+std::string screen_when(const TmuxSession& t, const std::function<bool(const std::string&)>& ok,
+                        milliseconds timeout) {
+    std::string screen;
+    wait_until([&] { return ok(screen = t.capture()); }, timeout);
+    return screen;
+}
+
+// A row of the incidents list as seen: an incident ("▸"/"▾" after the selection mark) or, under an expanded
+// one, one of its anomalies ("├"/"└").
+struct IncidentLine {
+    std::string line;
+    bool selected = false, member = false, expanded = false;
+    long long step = -1;
+    int rank = -1;
+    std::string kind, rule, name;
+    int anomalies = -1, ranks = -1;
+};
+
+std::vector<IncidentLine> incident_lines(const std::string& screen) {
+    static const std::regex incident(
+        R"(^([> ])(▸|▾) *(\d+) +(\d+) +(\S+) +(\S+) +(\d+) +(\d+) +(\S+) +(\S+)\s*$)");
+    static const std::regex member(R"(^([> ]) (├|└) *(\d+) +(\d+) +(\S+) +(\S+) +.* (\S+)\s*$)");
+    std::vector<IncidentLine> out;
+    for (const auto& l : lines_of(screen)) {
+        std::smatch m;
+        IncidentLine row;
+        if (std::regex_match(l, m, incident)) {
+            row.expanded = m[2] == "▾";
+            row.anomalies = std::stoi(m[7]);
+            row.ranks = std::stoi(m[8]);
+            row.name = m[10];
+        } else if (std::regex_match(l, m, member)) {
+            row.member = true;
+            row.name = m[7];
+        } else {
+            continue;
+        }
+        row.line = l;
+        row.selected = m[1] == ">";
+        row.step = std::stoll(m[3]);
+        row.rank = std::stoi(m[4]);
+        row.kind = m[5];
+        row.rule = m[6];
+        out.push_back(row);
+    }
+    return out;
+}
+
+IncidentLine selected_row(const std::string& screen) {
+    for (const auto& r : incident_lines(screen))
+        if (r.selected) return r;
+    return {};
+}
+
+std::size_t count_incidents(const std::vector<IncidentLine>& rows) {
+    return static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [](const IncidentLine& r) { return !r.member; }));
+}
+
+// One key, then the screen once the selection moved (a key still queued in a slow TUI would carry it past).
+std::string press_and_see_move(TmuxSession& t, const std::string& key) {
+    const std::string before = selected_row(t.capture()).line;
+    t.send_keys(key, true);
+    return screen_when(
+        t, [&](const std::string& s) { return selected_row(s).line != before; }, milliseconds(3000));
+}
+
+// Where a kind is produced in a training step (core/detect/step_order.hpp), for the members' order.
+int kind_order(const std::string& kind) {
+    static const std::vector<std::string> order = {"actv",         "actv_grad", "grad_unreduced",
+                                                   "grad_reduced", "exp_avg",   "exp_avg_sq"};
+    for (std::size_t i = 0; i < order.size(); ++i)
+        if (kind == order[i] || (order[i].size() > 12 && kind == order[i].substr(0, 12)))
+            return static_cast<int>(i);
+    return 7;
+}
+
+// Expanded: the first member is the incident's origin, the rest follow in training order.
+void expect_members_in_training_order(const std::vector<IncidentLine>& rows, const IncidentLine& incident) {
+    std::vector<IncidentLine> members;
+    for (const auto& r : rows)
+        if (r.member) members.push_back(r);
+    ASSERT_FALSE(members.empty());
+    EXPECT_EQ(members[0].step, incident.step);
+    EXPECT_EQ(members[0].rank, incident.rank);
+    EXPECT_EQ(members[0].kind, incident.kind);
+    EXPECT_EQ(members[0].name, incident.name);
+    for (std::size_t i = 2; i < members.size(); ++i) {
+        const auto& a = members[i - 1];
+        const auto& b = members[i];
+        EXPECT_LE(std::make_tuple(a.step, kind_order(a.kind)), std::make_tuple(b.step, kind_order(b.kind)))
+            << a.line << "\n"
+            << b.line;
+    }
+}
+
+class TuiIncidents : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    }
+    // The run ingested first (a live TUI would show the incidents growing as ranks arrive), then the TUI on
+    // it.
+    std::unique_ptr<TmuxSession> open(const std::string& dir, const std::string& steps) {
+        auto ingest = run({program("msmon"), "ingest", dir, "--db", tmp_ / "store.db"}, tui_env(tmp_));
+        EXPECT_EQ(ingest.exit_code, 0) << ingest.err;
+        auto t = std::make_unique<TmuxSession>(
+            program("msmon-tui") + " " + dir + " --db " + (tmp_ / "store.db"), 120, 40, tui_env(tmp_));
+        EXPECT_FALSE(t->wait_for("steps " + steps, milliseconds(15000)).empty()) << t->capture();
+        return t;
+    }
+    TempDir tmp_;
+};
+
+TEST_F(TuiIncidents,
+       a_spike_and_a_nan_are_two_incidents_each_charted_from_its_origin_and_esc_returns_to_the_row) {
+    const std::string job = tmp_ / "job";
+    auto sim = run({program("msmon"), "simulate", job, "--ranks", "8", "--steps", "60", "--faults",
+                    "spike@20,nan@35:r3"});
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    auto t = open(job, "0-59");
+    // The status line counts incidents, not the 33 anomalies they group.
+    std::string screen = screen_when(
+        *t, [](const std::string& s) { return status_line(s).find("| 2 incidents |") != std::string::npos; },
+        milliseconds(10000));
+    ASSERT_NE(status_line(screen).find("| 2 incidents |"), std::string::npos) << screen;
+    EXPECT_EQ(status_line(screen).find("anomalies"), std::string::npos) << screen;
+    // The Overview marks every rank the spike reached ("!"): all eight.
+    static const std::regex marked(R"(^!(\d+) +\S)");
+    int marks = 0;
+    for (const auto& l : lines_of(screen)) marks += std::regex_search(l, marked);
+    EXPECT_EQ(marks, 8) << screen;
+
+    t->send_keys("3", true);
+    screen = screen_when(
+        *t, [](const std::string& s) { return count_incidents(incident_lines(s)) == 2; }, milliseconds(5000));
+    auto rows = incident_lines(screen);
+    ASSERT_EQ(rows.size(), 2u) << screen;
+    EXPECT_EQ(lines_of(screen)[1].rfind("incidents, most severe first  2 incidents, 33 anomalies", 0), 0u)
+        << screen;
+    // The NaN first (the most severe), where it began: rank 3's reduced gradient of layer 0's fc1 at step 35.
+    const IncidentLine nan = rows[0];
+    EXPECT_TRUE(nan.selected) << screen;
+    EXPECT_FALSE(nan.expanded);
+    EXPECT_EQ(nan.step, 35);
+    EXPECT_EQ(nan.rank, 3);
+    EXPECT_EQ(nan.kind, "grad_reduced");
+    EXPECT_EQ(nan.rule, "NonFinite");
+    EXPECT_EQ(nan.name, "module.module.decoder.layers.0.mlp.linear_fc1.weight");
+    EXPECT_EQ(nan.anomalies, 1);
+    EXPECT_EQ(nan.ranks, 1);
+    // The spike: 32 anomalies on 8 ranks, all at step 20, beginning with rank 0's unreduced gradient.
+    const IncidentLine spike = rows[1];
+    EXPECT_EQ(spike.step, 20);
+    EXPECT_EQ(spike.rank, 0);
+    EXPECT_EQ(spike.rule, "Jump");
+    EXPECT_EQ(spike.anomalies, 32);
+    EXPECT_EQ(spike.ranks, 8);
+    EXPECT_NE(spike.line.find(" 20      module.module.embedding.word_embeddings.weight"), std::string::npos)
+        << spike.line;
+    // The detail pane: the origin's message.
+    EXPECT_NE(screen.find("became non-finite at step 35 on rank 3"), std::string::npos) << screen;
+
+    // Enter on the NaN incident: the chart of its origin's tensor, rank 3 focused, the cursor at step 35.
+    t->send_keys("Enter");
+    screen = t->wait_for("step 35: rank 3=", milliseconds(5000));
+    ASSERT_FALSE(screen.empty()) << "the chart is not on rank 3 at step 35:\n" << t->capture();
+    EXPECT_EQ(lines_of(screen)[1].rfind("grad_reduced nans", 0), 0u) << screen;
+    t->send_keys("Escape");
+    screen = screen_when(
+        *t, [&](const std::string& s) { return selected_row(s).line == nan.line; }, milliseconds(3000));
+    EXPECT_EQ(selected_row(screen).line, nan.line) << screen;
+
+    // Space on the spike: its anomalies, the origin first, then in training order.
+    press_and_see_move(*t, "j");
+    t->send_keys(" ", true);
+    screen = screen_when(
+        *t, [](const std::string& s) { return incident_lines(s).size() > 2; }, milliseconds(3000));
+    rows = incident_lines(screen);
+    ASSERT_GT(rows.size(), 20u) << screen;
+    EXPECT_EQ(rows[0].line.substr(1), nan.line.substr(1));  // no longer selected
+    EXPECT_TRUE(rows[1].expanded && rows[1].selected) << screen;
+    expect_members_in_training_order(rows, spike);
+    for (std::size_t i = 2; i < rows.size(); ++i)
+        EXPECT_TRUE(rows[i].member && rows[i].step == 20) << rows[i].line;
+
+    // Enter on a member (rank 5's): that anomaly charted; Esc: the same member row, the incident still open.
+    for (int i = 0; i < 40 && !(selected_row(screen).member && selected_row(screen).rank == 5); ++i)
+        screen = press_and_see_move(*t, "j");
+    const IncidentLine member = selected_row(screen);
+    ASSERT_TRUE(member.member && member.rank == 5) << screen;
+    t->send_keys("Enter");
+    ASSERT_FALSE(t->wait_for("step 20: rank 5=", milliseconds(5000)).empty()) << t->capture();
+    t->send_keys("Escape");
+    screen = screen_when(
+        *t, [&](const std::string& s) { return selected_row(s).line == member.line; }, milliseconds(3000));
+    EXPECT_EQ(selected_row(screen).line, member.line) << screen;
+    EXPECT_EQ(incident_lines(screen).size(), rows.size()) << screen;
+
+    // Space on a member closes its incident and selects the incident's row.
+    t->send_keys(" ", true);
+    screen = screen_when(
+        *t, [](const std::string& s) { return incident_lines(s).size() == 2; }, milliseconds(3000));
+    ASSERT_EQ(incident_lines(screen).size(), 2u) << screen;
+    EXPECT_EQ(selected_row(screen).line.substr(1), spike.line.substr(1)) << screen;  // the '>' aside
+
+    // i: every anomaly, the spike's origin selected there too; i again: back to the incidents.
+    t->send_keys("i", true);
+    screen = t->wait_for("sort rank  grouped", milliseconds(3000));
+    ASSERT_FALSE(screen.empty()) << t->capture();
+    t->send_keys("i", true);
+    screen = screen_when(
+        *t,
+        [&](const std::string& s) {
+            return selected_row(s).line.substr(std::min<std::size_t>(1, selected_row(s).line.size())) ==
+                   spike.line.substr(1);
+        },
+        milliseconds(3000));
+    EXPECT_EQ(selected_row(screen).line.substr(std::min<std::size_t>(1, selected_row(screen).line.size())),
+              spike.line.substr(1))
+        << screen;
+}
+
+TEST_F(TuiIncidents, a_real_msprobe_nan_is_one_incident_from_layer_0_fc2_on_rank_3_at_step_11) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    auto t = open(shared + "/fixtures/msprobe-faults/nan", "0-49");
+    std::string screen = screen_when(
+        *t, [](const std::string& s) { return status_line(s).find("| 1 incident |") != std::string::npos; },
+        milliseconds(10000));
+    ASSERT_NE(status_line(screen).find("| 1 incident |"), std::string::npos) << screen;
+    t->send_keys("3", true);
+    screen = screen_when(
+        *t, [](const std::string& s) { return count_incidents(incident_lines(s)) == 1; }, milliseconds(5000));
+    const auto rows = incident_lines(screen);
+    ASSERT_EQ(rows.size(), 1u) << screen;
+    const IncidentLine inc = rows[0];
+    EXPECT_TRUE(inc.selected);
+    EXPECT_EQ(inc.step, 11);
+    EXPECT_EQ(inc.rank, 3);
+    EXPECT_EQ(inc.kind, "actv");
+    EXPECT_EQ(inc.rule, "NonFinite");
+    EXPECT_EQ(inc.name, "module.layers.0.fc2.output");
+    EXPECT_EQ(inc.anomalies, 25);
+    EXPECT_EQ(inc.ranks, 4);
+    EXPECT_NE(inc.line.find(" 11-12 "), std::string::npos) << inc.line;
+    // Expanded: all 25 anomalies fit, the origin first.
+    t->send_keys(" ", true);
+    screen = screen_when(
+        *t, [](const std::string& s) { return incident_lines(s).size() == 26; }, milliseconds(3000));
+    ASSERT_EQ(incident_lines(screen).size(), 26u) << screen;
+    expect_members_in_training_order(incident_lines(screen), inc);
+    const IncidentLine open_row = selected_row(screen);
+    EXPECT_TRUE(open_row.expanded && !open_row.member) << screen;
+    // Enter on the incident: its origin charted, rank 3 at step 11; Esc: the same row, still expanded.
+    t->send_keys("Enter");
+    screen = t->wait_for("step 11: rank 3=", milliseconds(5000));
+    ASSERT_FALSE(screen.empty()) << t->capture();
+    EXPECT_EQ(lines_of(screen)[1].rfind("actv ", 0), 0u) << screen;
+    t->send_keys("Escape");
+    screen = screen_when(
+        *t, [&](const std::string& s) { return selected_row(s).line == open_row.line; }, milliseconds(3000));
+    EXPECT_EQ(selected_row(screen).line, open_row.line) << screen;
+    EXPECT_EQ(incident_lines(screen).size(), 26u) << screen;
+}
+
+// --snapshot anomalies at 80x24: the incidents readable, the module cut so the layer and fc1 still show.
+TEST(TuiIncidentsSnapshot, incidents_are_readable_at_80x24_in_utf8_and_ascii) {
+    TempDir tmp;
+    ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "8", "--steps", "60", "--faults",
+                   "spike@20,nan@35:r3"})
+                  .exit_code,
+              0);
+    for (const std::string lang : {"C.UTF-8", "C"}) {
+        auto r = run({program("msmon-tui"), tmp / "job", "--db", tmp / "store.db", "--snapshot", "anomalies",
+                      "--size", "80x24"},
+                     tui_env(tmp, lang));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const auto lines = lines_of(r.out);
+        ASSERT_EQ(lines.size(), 24u) << r.out;
+        for (const auto& l : lines) {
+            std::size_t cols = 0;
+            for (unsigned char c : l) cols += (c & 0xC0) != 0x80;
+            EXPECT_LE(cols, 80u) << l;
+            if (lang == "C") {
+                for (unsigned char c : l) EXPECT_LT(c, 0x80) << l;
+            }
+        }
+        const bool utf8 = lang != "C";
+        EXPECT_EQ(lines[1], "incidents, most severe first  2 incidents, 33 anomalies") << r.out;
+        EXPECT_EQ(lines[3], std::string(utf8 ? ">\u25B8" : ">+") +
+                                "    35    3 grad_reduced NonFinite       1     1 35      " +
+                                (utf8 ? "\u2026layers.0.\u2026fc1.weight" : "~layers.0.~fc1.weight"))
+            << r.out;
+        EXPECT_EQ(lines[4].substr(0, utf8 ? 4 : 2), utf8 ? " \u25B8" : " +") << r.out;
+        EXPECT_NE(lines[4].find("    20    0 grad_unreduc Jump           32     8 20 "), std::string::npos)
+            << r.out;
+        // The detail pane: the origin's message, the whole tensor name first.
+        EXPECT_EQ(lines[19].rfind(
+                      "grad_reduced module.module.decoder.layers.0.mlp.linear_fc1.weight became non-fin", 0),
+                  0u)
+            << r.out;
+        EXPECT_EQ(lines[22].rfind("Enter chart  Space expand  i incidents or every anomaly  s sort", 0), 0u)
+            << r.out;
+        EXPECT_NE(lines[23].find(" | 2 incidents | "), std::string::npos) << r.out;
+    }
+}
+
+}  // namespace
+}  // namespace msmon::test
