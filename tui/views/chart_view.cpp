@@ -11,6 +11,24 @@ namespace {
 
 constexpr double kSmoothing[] = {0.0, 0.6, 0.9, 0.99};
 
+// How the name filter reads in the title: a drill-down's exact-name pattern (^name$, specials escaped) as the
+// tensor's name, anything else as /regex/.
+std::string filter_title(const std::string& regex) {
+    const std::string_view specials = "\\^$.|?*+()[]{}";
+    if (regex.size() >= 2 && regex.front() == '^' && regex.back() == '$') {
+        std::string name;
+        bool exact = true;
+        for (std::size_t i = 1; i + 1 < regex.size() && exact; ++i) {
+            const char c = regex[i];
+            if (c == '\\' && i + 2 < regex.size() && specials.find(regex[i + 1]) != std::string_view::npos) name.push_back(regex[++i]);
+            else if (specials.find(c) != std::string_view::npos) exact = false;
+            else name.push_back(c);
+        }
+        if (exact) return name;
+    }
+    return "/" + regex + "/";
+}
+
 std::vector<SeriesPoint> to_points(const std::vector<StepValue>& in) {
     std::vector<SeriesPoint> out;
     out.reserve(in.size());
@@ -198,7 +216,7 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
     opt.step_hi = hi_;
     opt.log_y = log_y_;
     opt.cursor_step = cursor_;
-    opt.title = sel.kind + " " + sel.op + (sel.name_regex ? " /" + *sel.name_regex + "/" : std::string()) + "  steps " +
+    opt.title = sel.kind + " " + sel.op + (sel.name_regex ? " " + filter_title(*sel.name_regex) : std::string()) + "  steps " +
                 std::to_string(lo_) + "-" + std::to_string(hi_) + (log_y_ ? "  log-y" : "");
     if (series_.empty() || hi_ < lo_) {
         buf.text(x, y, "no data for " + sel.kind + " " + sel.op + " yet", {Color::dim, Color::none, kPlain}, width);
