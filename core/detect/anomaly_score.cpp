@@ -30,6 +30,10 @@ double raw_score(const AnomalyRecord& a) {
         const double ratio = std::isfinite(ref) && ref != 0 ? std::abs(a.value / ref) : 1e6;
         return std::min(95.0, 60.0 + 10.0 * std::abs(std::log10(std::max(ratio, 1e-12))));
     }
+    if (a.rule == "Drift") {
+        const double ratio = std::isfinite(ref) && ref > 0 ? std::abs(a.value / ref) : 1e6;
+        return std::min(90.0, 55.0 + 10.0 * std::log10(std::max(ratio, 1.0)));
+    }
     if (a.rule == "StalledRank") return 80.0;
     if (a.rule == "GlobalNormSpike") return 50.0;
     if (a.rule == "EmbeddingNormHigh") return 45.0;

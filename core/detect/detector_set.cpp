@@ -203,9 +203,14 @@ void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, cons
     if (auto nf = st.checks.check_non_finite(slots, row.values, scalar ? 1 : row.value_count))
         finding("NonFinite", op_name(nf->slot), nf->value, nf->previous, 1);
     const bool jumps = !scalar || t.kind == "loss" || t.kind == "global_norm";
-    if (jumps && slots.norm >= 0 && slots.norm < (scalar ? 1 : row.value_count))
+    if (jumps && slots.norm >= 0 && slots.norm < (scalar ? 1 : row.value_count)) {
         if (auto j = st.checks.check_jump(options_.series, row.values[slots.norm]))
             finding("Jump", scalar ? "value" : "norm", j->value, j->median, j->ratio);
+        // Adam's moments grow for ~1/(1-beta2) steps from zero by design: their early level is no baseline.
+        if (t.kind != "exp_avg" && t.kind != "exp_avg_sq")
+            if (auto d = st.checks.check_drift(options_.series))
+                finding("Drift", scalar ? "value" : "norm", d->value, d->median, d->ratio);
+    }
 }
 
 void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,

@@ -144,6 +144,10 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g) {
                         format_double(f.value) +
                         (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) +
                         ")" + (g.count > 1 ? others + ", this one first in forward order" : std::string());
+        } else if (f.rule == "Drift") {
+            a.message = f.kind + " " + series_text(f) + " " + f.op + " has drifted " + ratio_text(f.ratio) +
+                        " above its early level" + where + " (recent median " + format_double(f.value) + ", early " +
+                        format_double(f.reference.value_or(NAN)) + ")" + others;
         } else {
             a.message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where +
                         " (" + format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) +

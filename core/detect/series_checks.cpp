@@ -21,6 +21,21 @@ double median_in_place(float* v, int n) {
     return (static_cast<double>(*std::max_element(v, v + mid)) + upper) / 2;
 }
 
+// A float as its bits in hex: exact, and cheap enough to write for every series every batch.
+std::string hex_float(float f) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto bits = std::bit_cast<std::uint32_t>(f);
+    std::string out(8, '0');
+    for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = kHex[(bits >> (28 - 4 * i)) & 0xf];
+    return out;
+}
+
+float float_of_hex(std::string_view hex) {
+    std::uint32_t bits = 0;
+    for (char c : hex) bits = bits << 4 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    return std::bit_cast<float>(bits);
+}
+
 }  // namespace
 
 CheckSlots CheckSlots::from_ops(const std::vector<std::string>& ops) {
@@ -113,15 +128,30 @@ std::optional<JumpFinding> SeriesCheckState::check_jump(const SeriesCheckOptions
     return out;
 }
 
+std::optional<JumpFinding> SeriesCheckState::check_drift(const SeriesCheckOptions& o) {
+    const std::size_t n = sorted_.size();
+    if (n == 0 || static_cast<int>(n) < std::clamp(o.jump_window, 1, kMaxWindow)) return std::nullopt;
+    const double med = n % 2 ? sorted_[n / 2] : (static_cast<double>(sorted_[n / 2 - 1]) + sorted_[n / 2]) / 2;
+    if (std::isnan(early_)) {
+        early_ = static_cast<float>(med);
+        return std::nullopt;
+    }
+    const double grown = med - early_, limit = std::log(o.drift_min_ratio);
+    if (in_drift_) {
+        if (grown < limit / 2) in_drift_ = false;
+        return std::nullopt;
+    }
+    if (grown < limit) return std::nullopt;
+    in_drift_ = true;
+    return JumpFinding{std::exp(med), std::exp(static_cast<double>(early_)), std::exp(grown)};
+}
+
 std::string SeriesCheckState::encode() const {
     std::string out = "nf=" + std::to_string(static_cast<int>(finite_)) + ";lf=" + format_double(last_finite_) +
-                      ";jx=" + (in_jump_ ? "1" : "0") + ";jh=";
+                      ";jx=" + (in_jump_ ? "1" : "0") + ";dx=" + (in_drift_ ? "1" : "0") + ";de=" + hex_float(early_) +
+                      ";jh=";
     // The history as the floats' bits in hex: exact, and cheap enough to write for every series every batch.
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (float f : history_) {
-        const auto bits = std::bit_cast<std::uint32_t>(f);
-        for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(bits >> shift) & 0xf]);
-    }
+    for (float f : history_) out += hex_float(f);
     return out;
 }
 
@@ -141,13 +171,12 @@ SeriesCheckState SeriesCheckState::decode(std::string_view text) {
             s.last_finite_ = parse_double(value).value_or(std::numeric_limits<double>::quiet_NaN());
         } else if (key == "jx") {
             s.in_jump_ = value == "1";
+        } else if (key == "dx") {
+            s.in_drift_ = value == "1";
+        } else if (key == "de") {
+            if (value.size() == 8) s.early_ = float_of_hex(value);
         } else if (key == "jh") {
-            for (std::size_t at = 0; at + 8 <= value.size(); at += 8) {
-                std::uint32_t bits = 0;
-                for (char c : value.substr(at, 8))
-                    bits = bits << 4 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-                s.history_.push_back(std::bit_cast<float>(bits));
-            }
+            for (std::size_t at = 0; at + 8 <= value.size(); at += 8) s.history_.push_back(float_of_hex(value.substr(at, 8)));
         }
     }
     return s;

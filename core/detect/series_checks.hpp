@@ -3,6 +3,9 @@
 //   all-NaN placeholder rows (NaN even in `nans`) for tensors it cannot measure; those never count.
 // - jump: log|x| far from the median of the series' recent history, both by an absolute ratio and by a robust
 //   z-score (MAD), with hysteresis: one finding per excursion, not one per step while it lasts.
+// - drift: the median of the recent history grown far above the series' early level (the median of its first
+//   full window), slowly enough that no single step jumps; one finding until it comes back below half the ratio.
+//   Upwards only: gradients shrinking as training converges are no fault.
 // The state is small and text-encodable, persisted with the rows it was computed from.
 #pragma once
 
@@ -21,6 +24,7 @@ struct SeriesCheckOptions {
     double jump_mad_floor = 0.05;  // log units: a series that never moved still needs a real jump
     int jump_window = 16;        // recent values kept (at most SeriesCheckState::kMaxWindow)
     int jump_min_history = 6;    // values needed before judging
+    double drift_min_ratio = 20;  // the recent median this many times the series' early one (upwards only)
 };
 
 // Where the ops the checks read sit in a row (-1: the layout has no such op).
@@ -47,6 +51,8 @@ public:
     static constexpr int kMaxWindow = 64;
     std::optional<NonFiniteFinding> check_non_finite(const CheckSlots& slots, const double* values, int count);
     std::optional<JumpFinding> check_jump(const SeriesCheckOptions& o, double value);
+    // After check_jump for the same row: value is the recent median, median the early level.
+    std::optional<JumpFinding> check_drift(const SeriesCheckOptions& o);
 
     std::string encode() const;
     static SeriesCheckState decode(std::string_view text);
@@ -58,6 +64,8 @@ private:
     std::vector<float> history_;  // log|x|, oldest first (what is saved)
     std::vector<float> sorted_;   // the same values in order: the median without sorting per row
     bool in_jump_ = false;
+    float early_ = std::numeric_limits<float>::quiet_NaN();  // log of the first full window's median
+    bool in_drift_ = false;
 };
 
 }  // namespace msmon

@@ -71,25 +71,61 @@ TEST(SeriesChecks, a_jump_is_found_once_per_excursion_and_healthy_noise_never) {
     EXPECT_LT(d->ratio, 0.1);
 }
 
+TEST(SeriesChecks, a_slow_drift_is_found_once_and_a_one_step_spike_or_noise_is_no_drift) {
+    SeriesCheckOptions o;
+    std::mt19937_64 rng(11);
+    std::lognormal_distribution<double> noise(0.0, 0.3);
+    SeriesCheckState s;
+    std::vector<int> jumps, drifts;
+    double level = 2.0;
+    for (int step = 0; step < 250; ++step) {
+        if (step >= 40) level *= 1.04;  // +4% a step: x20 above the early level after ~80 steps, never a jump
+        double v = level * noise(rng);
+        if (step == 20) v *= 100;  // a one-step spike early on: a jump, not a drift
+        if (s.check_jump(o, v)) jumps.push_back(step);
+        if (auto d = s.check_drift(o)) {
+            drifts.push_back(step);
+            EXPECT_GE(d->ratio, 20);
+        }
+    }
+    EXPECT_EQ(jumps, std::vector<int>{20});
+    ASSERT_EQ(drifts.size(), 1u) << "one finding while the drift lasts";
+    EXPECT_GT(drifts[0], 40 + 60);
+    EXPECT_LT(drifts[0], 40 + 100);
+
+    SeriesCheckState healthy;  // a long healthy series, shrinking slowly as training converges
+    int found = 0;
+    for (int step = 0; step < 3000; ++step) {
+        healthy.check_jump(o, 5.0 * std::pow(0.999, step) * noise(rng));
+        found += healthy.check_drift(o).has_value();
+    }
+    EXPECT_EQ(found, 0);
+}
+
 TEST(SeriesChecks, state_survives_encoding_so_a_restarted_msmon_judges_the_same) {
     SeriesCheckOptions o;
     std::mt19937_64 rng(3);
     std::lognormal_distribution<double> noise(0.0, 0.2);
     std::vector<double> values;
-    for (int i = 0; i < 40; ++i) values.push_back(5.0 * noise(rng) * (i == 30 ? 50 : 1));
+    for (int i = 0; i < 200; ++i) values.push_back(5.0 * noise(rng) * (i == 30 ? 50 : 1) * (i > 60 ? std::pow(1.05, i - 60) : 1));
     values[25] = NAN;
     auto run = [&](bool reencode) {
         SeriesCheckState s;
         std::vector<int> out;
-        for (int i = 0; i < 40; ++i) {
+        for (int i = 0; i < 200; ++i) {
             if (reencode) s = SeriesCheckState::decode(s.encode());
             Row r = std::isnan(values[i]) ? nan_row(1) : finite_row(values[i]);
             if (s.check_non_finite(kSlots, r.v, 6)) out.push_back(1000 + i);
             if (s.check_jump(o, values[i])) out.push_back(i);
+            if (s.check_drift(o)) out.push_back(2000 + i);
         }
         return out;
     };
-    EXPECT_EQ(run(false), (std::vector<int>{1025, 30}));
+    const auto plain = run(false);
+    ASSERT_EQ(plain.size(), 3u);
+    EXPECT_EQ(plain[0], 1025);
+    EXPECT_EQ(plain[1], 30);
+    EXPECT_GT(plain[2], 2000 + 60) << "the drift";
     EXPECT_EQ(run(true), run(false));
 }
 
