@@ -1,6 +1,7 @@
 // Settings of msmon's own detectors (flags of `msmon ingest`, or defaults).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,9 @@ struct DetectorOptions {
     std::int64_t global_norm_count_threshold = 10;   // ... and global_norm_spike_count_threshold
     std::optional<double> embedding_norm_threshold;  // embedding_local_norm_threshold; none: not checked
     SeriesCheckOptions series;                       // non-finite and jump checks on every series' own history
+    // Following a job: how long a (rule, rank, kind, step) group of findings waits for the rank's next step
+    // before it is emitted anyway (the rank may never write again: a NaN that stopped the job).
+    std::chrono::steady_clock::duration fold_max_wait = std::chrono::seconds(5);
     // Cross-rank outliers, on log|x|: a rank at least cross_rank_min_ratio times (or 1/that) the median of the
     // ranks, and cross_rank_mad_k robust deviations of the ranks' spread (this step's, or the series' usual
     // spread if larger: ranks fed different data differ every step, and that is not a fault).

@@ -499,7 +499,9 @@ void DetectorSet::observe(RecordBatch& batch) {
 
 void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {
     stalls_.go_live();
-    fold_.emit_all(batch.anomalies);  // everything there was has been read: what waits is complete
+    // A group waits for its rank's next step (a file may be half written); a rank that writes nothing more gets
+    // its findings out after fold_max_wait.
+    fold_.emit_waiting(now, options_.fold_max_wait, batch.anomalies);
     save_fold(batch);
     cross_rank_evaluate(false, batch);
     stalls_.judge(now, batch.anomalies);

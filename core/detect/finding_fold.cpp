@@ -54,6 +54,19 @@ void FindingFold::emit_all(std::vector<AnomalyRecord>& out) {
     groups_.clear();
 }
 
+void FindingFold::emit_waiting(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration max_wait,
+                               std::vector<AnomalyRecord>& out) {
+    for (auto it = groups_.begin(); it != groups_.end();) {
+        if (now - it->second.since < max_wait) {
+            ++it;
+            continue;
+        }
+        out.push_back(anomaly_of(it->second));
+        it = groups_.erase(it);
+        changed_ = true;
+    }
+}
+
 bool FindingFold::take_changed() {
     const bool c = changed_;
     changed_ = false;

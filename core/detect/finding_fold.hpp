@@ -2,11 +2,13 @@
 // fires on hundreds of a rank's tensors at once. The anomaly names the first of them in forward order (the
 // order the trainer listed them: the registry's tensor ids) and counts the rest, so a big model does not turn one
 // event into a hundred thousand rows. A group is emitted once it is complete — its rank has moved on to a later
-// step of that kind, or everything there was has been read — so the same files give the same anomalies however
-// they were cut into batches; what waits is saved with the batch (encode/decode) so that a killed msmon's
-// successor emits it.
+// step of that kind, or the run was read to its end — so the same files give the same anomalies however they were
+// cut into batches, even while the trainer is half-way through writing a file. Following a job whose rank writes
+// nothing more (a NaN that stopped it), a group is emitted after waiting max_wait. What waits is saved with the
+// batch (encode/decode) so that a killed msmon's successor emits it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,8 +38,11 @@ public:
     // Emits the groups whose (rank, kind) has reached a later step: `latest` maps (rank, kind) to its newest step.
     void emit_completed(const std::map<std::pair<int, std::string>, std::int64_t>& latest,
                         std::vector<AnomalyRecord>& out);
-    // Emits every group (caught up, or the end of the run).
+    // Emits every group (the end of the run).
     void emit_all(std::vector<AnomalyRecord>& out);
+    // Emits the groups that have waited at least `max_wait` since this process first held them.
+    void emit_waiting(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration max_wait,
+                      std::vector<AnomalyRecord>& out);
     bool empty() const { return groups_.empty(); }
     // True once after the waiting groups changed: save encode() then.
     bool take_changed();
@@ -49,6 +54,7 @@ private:
     struct Group {
         SeriesFinding first, worst;
         int count = 0;
+        std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
     };
     using Key = std::tuple<std::string, int, std::string, std::int64_t>;  // rule, rank, kind, step
     static AnomalyRecord anomaly_of(const Group& g);
