@@ -222,8 +222,15 @@ TEST_F(TuiDrilldown, colon_rank_focuses_exactly_that_rank_or_says_there_is_none)
         t->send_keys("Enter");
     };
     command("rank 2");
+    // The legend fills in as the other ranks' series are read (a sanitized build on a busy machine is slow).
     std::string screen = screen_when(
-        *t, [](const std::string& s) { return !legend_line(s, 2).empty(); }, milliseconds(5000));
+        *t,
+        [](const std::string& s) {
+            const std::string legend = legend_line(s, 2);
+            return !legend.empty() && legend.find("r0") != std::string::npos && legend.find("r1") != std::string::npos &&
+                   legend.find("r3") != std::string::npos;
+        },
+        milliseconds(8000));
     ASSERT_NE(legend_line(screen, 2), "") << "`:rank 2` did not chart rank 2:\n" << screen;
     for (const char* other : {"r0", "r1", "r3"})
         EXPECT_NE(legend_line(screen, 2).find(other), std::string::npos) << screen;

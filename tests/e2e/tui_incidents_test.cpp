@@ -237,7 +237,10 @@ TEST_F(TuiIncidents,
     screen = screen_when(
         *t, [&](const std::string& s) { return selected_row(s).line == member.line; }, milliseconds(3000));
     EXPECT_EQ(selected_row(screen).line, member.line) << screen;
-    EXPECT_EQ(incident_lines(screen).size(), rows.size()) << screen;
+    // Still expanded: member rows on screen (how many fit depends on the detail pane, which grows when the
+    // member's module structure has been read).
+    const auto after = incident_lines(screen);
+    EXPECT_GT(std::count_if(after.begin(), after.end(), [](const IncidentLine& l) { return l.member; }), 5) << screen;
 
     // Space on a member closes its incident and selects the incident's row.
     t->send_keys(" ", true);
