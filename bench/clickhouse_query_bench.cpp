@@ -54,8 +54,10 @@ int main(int argc, char** argv) {
     std::string error;
     const auto target = parse_clickhouse_url(url, error);
     if (!target) {
-        std::fprintf(stderr, "usage: clickhouse_query_bench --clickhouse clickhouse://HOST:PORT/DB [--ranks N] [--names N] "
-                             "[--steps N] [--repeats N]: %s\n", error.c_str());
+        std::fprintf(stderr,
+                     "usage: clickhouse_query_bench --clickhouse clickhouse://HOST:PORT/DB [--ranks N] [--names N] "
+                     "[--steps N] [--repeats N]: %s\n",
+                     error.c_str());
         return 2;
     }
     const std::string db = target->database;
@@ -69,13 +71,17 @@ int main(int argc, char** argv) {
     constexpr long kChunk = 2'000'000;  // values per INSERT: each well inside the client's 30 s timeout
     for (long offset = 0; offset < values; offset += kChunk) {
         const std::string n = "(number + " + std::to_string(offset) + ")";
-        client.query("INSERT INTO " + db + ".points (job, node, spool, seq, rank, run, kind, vpp_stage, name, micro_step, "
-                     "step, op, op_ord, tensor_ord, is_text, value, text) SELECT 'bench', concat('node', toString(intDiv(r, 8))), "
-                     "1, n, r, 'run', 'grad_reduced', '', concat('layers.', toString(intDiv(n, " + std::to_string(ranks * 2) +
-                     ") % " + std::to_string(names) + "), '.weight'), -1, intDiv(n, " + std::to_string(ranks * 2 * names) +
-                     "), if(intDiv(n, " + std::to_string(ranks) + ") % 2 = 0, 'norm', 'max'), if(intDiv(n, " +
-                     std::to_string(ranks) + ") % 2 = 0, 0, 1), 0, 0, sin(n / 1e5) + (cityHash64(n) % 1000) / 1e4, '' "
-                     "FROM (SELECT " + n + " AS n, toInt32(n % " + std::to_string(ranks) + ") AS r FROM numbers(" +
+        client.query("INSERT INTO " + db +
+                     ".points (job, node, spool, seq, rank, run, kind, vpp_stage, name, micro_step, "
+                     "step, op, op_ord, tensor_ord, is_text, value, text) SELECT 'bench', concat('node', "
+                     "toString(intDiv(r, 8))), "
+                     "1, n, r, 'run', 'grad_reduced', '', concat('layers.', toString(intDiv(n, " +
+                     std::to_string(ranks * 2) + ") % " + std::to_string(names) + "), '.weight'), -1, intDiv(n, " +
+                     std::to_string(ranks * 2 * names) + "), if(intDiv(n, " + std::to_string(ranks) +
+                     ") % 2 = 0, 'norm', 'max'), if(intDiv(n, " + std::to_string(ranks) +
+                     ") % 2 = 0, 0, 1), 0, 0, sin(n / 1e5) + (cityHash64(n) % 1000) / 1e4, '' "
+                     "FROM (SELECT " +
+                     n + " AS n, toInt32(n % " + std::to_string(ranks) + ") AS r FROM numbers(" +
                      std::to_string(std::min(kChunk, values - offset)) + "))");
     }
     const double gen_s = std::chrono::duration<double>(Clock::now() - t_gen).count();
@@ -92,7 +98,8 @@ int main(int argc, char** argv) {
     out["first_open_summarise_s"] = summarise_s;  // series and rank_steps from points, once per older store
     out["catalog_ms"] = median_ms(repeats, [&] { reader->catalog(); });
     out["catalog_by_scanning_values_ms"] = median_ms(repeats, [&] {
-        client.query("SELECT kind, op FROM " + db + ".points WHERE job = 'bench' AND is_text = 0 GROUP BY kind, op "
+        client.query("SELECT kind, op FROM " + db +
+                     ".points WHERE job = 'bench' AND is_text = 0 GROUP BY kind, op "
                      "ORDER BY kind, min(op_ord), op FORMAT Null");
         client.query("SELECT DISTINCT rank FROM " + db + ".points WHERE job = 'bench' ORDER BY rank FORMAT Null");
         client.query("SELECT min(step), max(step), count() FROM " + db + ".points WHERE job = 'bench' FORMAT Null");
@@ -102,10 +109,12 @@ int main(int argc, char** argv) {
     out["overview_last_200_steps_ms"] = median_ms(repeats, [&] { reader->rank_series(overview); });
     RankSeriesRequest overview_from_points = overview;  // every name by a filter: aggregated from the values
     overview_from_points.name_regex = "weight";
-    out["overview_last_200_steps_from_points_ms"] = median_ms(repeats, [&] { reader->rank_series(overview_from_points); });
+    out["overview_last_200_steps_from_points_ms"] =
+        median_ms(repeats, [&] { reader->rank_series(overview_from_points); });
     RankSeriesRequest every{"grad_reduced", "norm", "^layers\\." + std::to_string(names / 2) + "\\.weight$", 0, {}};
     std::size_t every_points = 0, reduced_points = 0;
-    out["chart_one_name_every_step_ms"] = median_ms(repeats, [&] { every_points = points_of(reader->rank_series(every)); });
+    out["chart_one_name_every_step_ms"] =
+        median_ms(repeats, [&] { every_points = points_of(reader->rank_series(every)); });
     RankSeriesRequest reduced = every;
     reduced.window.columns = 400;
     out["chart_one_name_reduced_400_columns_ms"] =

@@ -47,27 +47,20 @@ int main(int argc, char** argv) {
     int agents = 4, params = 50, steps = 50, lines = 40;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--clickhouse")
-            url = argv[i + 1];
-        else if (a == "--agents")
-            agents = std::stoi(argv[i + 1]);
-        else if (a == "--params")
-            params = std::stoi(argv[i + 1]);
-        else if (a == "--steps")
-            steps = std::stoi(argv[i + 1]);
-        else if (a == "--lines")
-            lines = std::stoi(argv[i + 1]);
+        if (a == "--clickhouse") url = argv[i + 1];
+        else if (a == "--agents") agents = std::stoi(argv[i + 1]);
+        else if (a == "--params") params = std::stoi(argv[i + 1]);
+        else if (a == "--steps") steps = std::stoi(argv[i + 1]);
+        else if (a == "--lines") lines = std::stoi(argv[i + 1]);
     }
     std::string error;
     const auto target = parse_clickhouse_url(url, error);
     if (!target) {
-        std::fprintf(stderr,
-                     "usage: clickhouse_ship_bench --clickhouse clickhouse://HOST:PORT/DB [--agents N]: %s\n",
+        std::fprintf(stderr, "usage: clickhouse_ship_bench --clickhouse clickhouse://HOST:PORT/DB [--agents N]: %s\n",
                      error.c_str());
         return 2;
     }
-    const std::string work =
-        (fs::temp_directory_path() / ("msmon-ship-bench-" + std::to_string(::getpid()))).string();
+    const std::string work = (fs::temp_directory_path() / ("msmon-ship-bench-" + std::to_string(::getpid()))).string();
     fs::remove_all(work);
     const std::string run_id = std::to_string(::getpid());
 

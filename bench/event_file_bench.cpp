@@ -25,6 +25,7 @@ namespace {
 class DiscardingStore final : public IngestStore {
 public:
     IngestSnapshot load_snapshot() override { return {}; }
+    std::optional<FileProgress> load_file(const std::string&) override { return std::nullopt; }
     std::vector<TensorInfo> load_tensors(std::int64_t) override { return {}; }
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override { return {}; }
     std::vector<StoredSample> load_samples(const std::string&, std::int64_t, std::int64_t) override { return {}; }
@@ -61,8 +62,10 @@ int main(int argc, char** argv) {
         std::string file = frame_record(encode_file_version_event(1.7e9));
         for (int s = 1; s <= steps; ++s)
             for (int t = 0; t < tags; ++t) {
-                const std::string tag = t < 16 ? "local_norm/model.layers." + std::to_string(t) + ".w" : "metric/" + std::to_string(t);
-                file += frame_record(encode_summary_event(1.7e9 + s, s, {{tag, TfValueSpec::Form::simple, 1.0 / (s + t), "", false}}));
+                const std::string tag =
+                    t < 16 ? "local_norm/model.layers." + std::to_string(t) + ".w" : "metric/" + std::to_string(t);
+                file += frame_record(
+                    encode_summary_event(1.7e9 + s, s, {{tag, TfValueSpec::Form::simple, 1.0 / (s + t), "", false}}));
                 ++written;
             }
         bytes += file.size();

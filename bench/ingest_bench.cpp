@@ -23,6 +23,7 @@ namespace {
 class CapturingStore final : public IngestStore {
 public:
     IngestSnapshot load_snapshot() override { return {}; }
+    std::optional<FileProgress> load_file(const std::string&) override { return std::nullopt; }
     std::vector<TensorInfo> load_tensors(std::int64_t) override { return {}; }
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override { return {}; }
     std::vector<StoredSample> load_samples(const std::string&, std::int64_t, std::int64_t) override { return {}; }
@@ -119,8 +120,8 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_SELF, &ru);
     nlohmann::ordered_json j;
     j["benchmark"] = "bulk_ingest";
-    j["input"] = {{"rows", written.rows}, {"bytes", written.bytes}, {"files", written.files}, {"params", params},
-                  {"steps", steps}, {"prefixes", 6}};
+    j["input"] = {{"rows", written.rows}, {"bytes", written.bytes}, {"files", written.files},
+                  {"params", params},     {"steps", steps},         {"prefixes", 6}};
     j["repeats"] = repeats;
     j["rows"] = rows;
     j["values"] = values;
@@ -135,7 +136,8 @@ int main(int argc, char** argv) {
     j["parse_only_seconds_median"] = median(parse_s);
     j["store_bytes"] = fs::file_size(work + "/ingest.db") +
                        (fs::exists(work + "/ingest.db-wal") ? fs::file_size(work + "/ingest.db-wal") : 0);
-    j["store_bytes_per_value"] = static_cast<double>(j["store_bytes"].get<std::uintmax_t>()) / static_cast<double>(values);
+    j["store_bytes_per_value"] =
+        static_cast<double>(j["store_bytes"].get<std::uintmax_t>()) / static_cast<double>(values);
     j["max_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
     std::printf("%s\n", j.dump(2).c_str());
     fs::remove_all(work);

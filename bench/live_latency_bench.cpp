@@ -45,13 +45,15 @@ int main(int argc, char** argv) {
         else if (a == "--params") params = std::stoi(argv[i + 1]);
         else if (a == "--poll-ms") poll_ms = std::stoi(argv[i + 1]);
     }
-    const std::string work = (fs::temp_directory_path() / ("msmon-latency-bench-" + std::to_string(::getpid()))).string();
+    const std::string work =
+        (fs::temp_directory_path() / ("msmon-latency-bench-" + std::to_string(::getpid()))).string();
     fs::remove_all(work);
     const std::string root = work + "/job/monitor_output";
     std::vector<std::string> files;
     for (int r = 0; r < ranks; ++r) {
         char name[64];
-        std::snprintf(name, sizeof name, "Nov22_13-55-%02d-rank%d-%08x", r % 60, r, 0xabc00000u + static_cast<unsigned>(r));
+        std::snprintf(name, sizeof name, "Nov22_13-55-%02d-rank%d-%08x", r % 60, r,
+                      0xabc00000u + static_cast<unsigned>(r));
         fs::create_directories(root + "/" + name);
         files.push_back(root + "/" + name + "/grad_reduced_0-99999.csv");
         std::FILE* f = std::fopen(files.back().c_str(), "w");
@@ -77,9 +79,9 @@ int main(int argc, char** argv) {
             auto keep = list.begin();
             for (auto& w : list) {
                 if (w.end_offset <= fp.offset)
-                    latency_ms.push_back(std::chrono::duration<double, std::milli>(info.committed_at - w.written).count());
-                else
-                    *keep++ = w;
+                    latency_ms.push_back(
+                        std::chrono::duration<double, std::milli>(info.committed_at - w.written).count());
+                else *keep++ = w;
             }
             list.erase(keep, list.end());
         }
@@ -93,8 +95,9 @@ int main(int argc, char** argv) {
     for (int step = 0; step < seconds; ++step) {
         for (int r = 0; r < ranks; ++r) {
             // Rank r writes its step at step + r/ranks seconds: 64 bursts a second, like unsynchronised ranks.
-            std::this_thread::sleep_until(start + std::chrono::microseconds(static_cast<std::int64_t>(
-                                                      (static_cast<double>(step) + static_cast<double>(r) / ranks) * 1e6)));
+            std::this_thread::sleep_until(start +
+                                          std::chrono::microseconds(static_cast<std::int64_t>(
+                                              (static_cast<double>(step) + static_cast<double>(r) / ranks) * 1e6)));
             std::string rows;
             for (int p = 0; p < params; ++p)
                 rows += "0,layers." + std::to_string(p) + ".weight," + std::to_string(step) +

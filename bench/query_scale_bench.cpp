@@ -64,10 +64,16 @@ struct Shape {
     std::int64_t values() const { return std::int64_t{ranks} * params * steps * kOps; }
 };
 
-Shape wide_shape(double n) { return {"wide", 4096, 25, std::max(1, static_cast<int>(std::lround(n / (4096.0 * 25 * kOps))))}; }
-Shape deep_shape(double n) { return {"deep", 8, std::max(1, static_cast<int>(std::lround(n / (8.0 * 10000 * kOps)))), 10000}; }
+Shape wide_shape(double n) {
+    return {"wide", 4096, 25, std::max(1, static_cast<int>(std::lround(n / (4096.0 * 25 * kOps))))};
+}
+Shape deep_shape(double n) {
+    return {"deep", 8, std::max(1, static_cast<int>(std::lround(n / (8.0 * 10000 * kOps)))), 10000};
+}
 
-std::string param_name(int p) { return "module.decoder.layers." + std::to_string(p) + ".mlp.linear_fc1.weight"; }
+std::string param_name(int p) {
+    return "module.decoder.layers." + std::to_string(p) + ".mlp.linear_fc1.weight";
+}
 
 // Fixed pseudo-random numbers: the same store every run.
 std::uint64_t mix(std::uint64_t x) {
@@ -76,7 +82,9 @@ std::uint64_t mix(std::uint64_t x) {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
 }
-double unit(std::uint64_t x) { return static_cast<double>(mix(x) >> 11) * 0x1.0p-53; }
+double unit(std::uint64_t x) {
+    return static_cast<double>(mix(x) >> 11) * 0x1.0p-53;
+}
 
 double ms_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
@@ -101,7 +109,9 @@ void reset_peak() {
     malloc_trim(0);
     std::ofstream("/proc/self/clear_refs") << "5";
 }
-Json memory() { return Json{{"vm_hwm_mb", status_mb("VmHWM:")}, {"vm_rss_mb", status_mb("VmRSS:")}}; }
+Json memory() {
+    return Json{{"vm_hwm_mb", status_mb("VmHWM:")}, {"vm_rss_mb", status_mb("VmRSS:")}};
+}
 
 void remove_store(const std::string& db) {
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
@@ -115,8 +125,8 @@ std::uintmax_t store_bytes(const std::string& db) {
 }
 
 AnomalyRecord make_anomaly(const Shape& s, int i) {
-    static const char* const rules[] = {"AnomalyTurbulence", "AnomalyNan", "CrossRankOutlier", "GlobalNormSpike",
-                                        "EmbeddingNormHigh", "StalledRank"};
+    static const char* const rules[] = {"AnomalyTurbulence", "AnomalyNan",        "CrossRankOutlier",
+                                        "GlobalNormSpike",   "EmbeddingNormHigh", "StalledRank"};
     const auto u = static_cast<std::uint64_t>(i);
     AnomalyRecord a;
     a.source = i % 3 ? "detected" : "msprobe";
@@ -168,8 +178,10 @@ double build_store(const std::string& db, const Shape& s) {
                     row.step = step;
                     row.layout_id = 1;
                     row.value_count = kOps;
-                    const std::uint64_t key = static_cast<std::uint64_t>(row.tensor_id) * 1000003u + static_cast<std::uint64_t>(step);
-                    const double norm = (1.0 + 0.01 * p) * (1.0 + 0.1 * std::sin(step / 50.0)) * (0.9 + 0.2 * unit(key));
+                    const std::uint64_t key =
+                        static_cast<std::uint64_t>(row.tensor_id) * 1000003u + static_cast<std::uint64_t>(step);
+                    const double norm =
+                        (1.0 + 0.01 * p) * (1.0 + 0.1 * std::sin(step / 50.0)) * (0.9 + 0.2 * unit(key));
                     row.values[0] = -norm / 30;
                     row.values[1] = norm / 30;
                     row.values[2] = key % 1000003u == 17 ? std::numeric_limits<double>::quiet_NaN() : norm;
@@ -238,7 +250,8 @@ Json measure(const std::string& db, const Shape& s, int repeats) {
         });
         phase("chart_collect", 0, [&] {
             std::size_t n = 0;
-            for (const auto& rs : reader->rank_series({kKind, "norm", "^" + mid_name + "$", 0, {}})) n += rs.points.size();
+            for (const auto& rs : reader->rank_series({kKind, "norm", "^" + mid_name + "$", 0, {}}))
+                n += rs.points.size();
             return n;
         });
     } else {
@@ -336,8 +349,10 @@ int main(int argc, char** argv) {
     doc["anomalies_per_store"] = kAnomalies;
     doc["frame"] = std::to_string(kFrameWidth) + "x" + std::to_string(kFrameHeight);
     doc["repeats"] = repeats;
-    doc["targets_ms"] = {{"series", kSeriesTargetMs}, {"overview", kOverviewTargetMs},
-                         {"anomalies", kAnomaliesTargetMs}, {"cold_start", kColdStartTargetMs}};
+    doc["targets_ms"] = {{"series", kSeriesTargetMs},
+                         {"overview", kOverviewTargetMs},
+                         {"anomalies", kAnomaliesTargetMs},
+                         {"cold_start", kColdStartTargetMs}};
     doc["target_memory_mb"] = kMemoryTargetMb;
     Json stores = Json::array();
     for (double n : sizes) {
@@ -345,7 +360,8 @@ int main(int argc, char** argv) {
             const std::string db = work + "/" + s.name + "-" + size_label(n) + ".db";
             Json j;
             j["size"] = size_label(n);
-            j["shape"] = {{"name", s.name}, {"ranks", s.ranks}, {"params", s.params}, {"steps", s.steps}, {"ops", kOps}};
+            j["shape"] = {
+                {"name", s.name}, {"ranks", s.ranks}, {"params", s.params}, {"steps", s.steps}, {"ops", kOps}};
             j["values"] = s.values();
             if (!(reuse && fs::exists(db))) {
                 reset_peak();
@@ -356,7 +372,8 @@ int main(int argc, char** argv) {
                     std::fprintf(stderr, "built %s %s: %.1f s\n", s.name.c_str(), size_label(n).c_str(), secs.back());
                 }
                 j["build_seconds"] = stats(secs);
-                j["build_values_per_second"] = static_cast<double>(s.values()) / j["build_seconds"]["median"].get<double>();
+                j["build_values_per_second"] =
+                    static_cast<double>(s.values()) / j["build_seconds"]["median"].get<double>();
                 j["build_memory"] = memory();
             }
             j["store_bytes"] = store_bytes(db);
@@ -376,11 +393,18 @@ int main(int argc, char** argv) {
         std::function<double(const Json&)> get;
     };
     auto query = [](const char* q) {
-        return [q](const Json& st) { return st["queries"].contains(q) ? st["queries"][q]["median"].get<double>() : NAN; };
+        return
+            [q](const Json& st) { return st["queries"].contains(q) ? st["queries"][q]["median"].get<double>() : NAN; };
     };
     const Metric metrics[] = {
-        {"build wide (s)", "wide", [](const Json& st) { return st.contains("build_seconds") ? st["build_seconds"]["median"].get<double>() : NAN; }},
-        {"build deep (s)", "deep", [](const Json& st) { return st.contains("build_seconds") ? st["build_seconds"]["median"].get<double>() : NAN; }},
+        {"build wide (s)", "wide",
+         [](const Json& st) {
+             return st.contains("build_seconds") ? st["build_seconds"]["median"].get<double>() : NAN;
+         }},
+        {"build deep (s)", "deep",
+         [](const Json& st) {
+             return st.contains("build_seconds") ? st["build_seconds"]["median"].get<double>() : NAN;
+         }},
         {"series 10k steps (ms)", "deep", query("series")},
         {"chart collect (ms)", "deep", query("chart_collect")},
         {"overview 4096 ranks (ms)", "wide", query("overview")},
@@ -403,7 +427,9 @@ int main(int argc, char** argv) {
         for (const auto& st : stores) {
             if (st["shape"]["name"] != m.shape) continue;
             const double v = m.get(st);
-            row["values"].push_back({{"size", st["size"]}, {"value", v}, {"ratio_to_previous", std::isnan(prev) ? Json() : Json(v / prev)}});
+            row["values"].push_back({{"size", st["size"]},
+                                     {"value", v},
+                                     {"ratio_to_previous", std::isnan(prev) ? Json() : Json(v / prev)}});
             char cell[32];
             if (std::isnan(prev)) std::snprintf(cell, sizeof cell, "%.3g", v);
             else std::snprintf(cell, sizeof cell, "%.3g (x%.1f)", v, v / prev);

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "tui/screen_buffer.hpp"
+#include "tui/views/anomalies_view.hpp"
+#include "tui/views/overview_view.hpp"
 #include "tui/widgets/braille_chart.hpp"
 #include "tui/widgets/downsample.hpp"
 #include "tui/widgets/heatmap.hpp"
 #include "tui/widgets/sparkline.hpp"
-#include "tui/views/anomalies_view.hpp"
-#include "tui/views/overview_view.hpp"
 
 using namespace msmon::tui;
 
@@ -45,11 +45,9 @@ const std::vector<std::vector<SeriesPoint>>& ranks() {
             }
             for (int k = 0; k < 3; ++k) series[static_cast<std::size_t>(any_step(rng))].value *= 100.0;
             if (r % 97 == 0)
-                series[static_cast<std::size_t>(any_step(rng))].value =
-                    std::numeric_limits<double>::quiet_NaN();
+                series[static_cast<std::size_t>(any_step(rng))].value = std::numeric_limits<double>::quiet_NaN();
             if (r == 300 || r == 700)
-                series[static_cast<std::size_t>(any_step(rng))].value =
-                    std::numeric_limits<double>::infinity();
+                series[static_cast<std::size_t>(any_step(rng))].value = std::numeric_limits<double>::infinity();
         }
         return out;
     }();
@@ -118,8 +116,7 @@ void BM_BrailleChartFrame(benchmark::State& state) {
         for (int r = 0; r < 8; ++r) {
             const auto& raw = ranks()[static_cast<std::size_t>(r * 97)];
             series.push_back({"", raw, {colours[r]}, true});
-            series.push_back(
-                {"rank " + std::to_string(r * 97), smooth_debiased_ema(raw, 0.9), {colours[r]}, false});
+            series.push_back({"rank " + std::to_string(r * 97), smooth_debiased_ema(raw, 0.9), {colours[r]}, false});
         }
         draw_chart(buf, 0, 0, kWidth, kHeight, series, options, glyphs);
         benchmark::DoNotOptimize(buf.at(kWidth - 1, kHeight - 1));
@@ -167,8 +164,8 @@ void BM_AnomaliesSortFilterRedraw(benchmark::State& state) {
     static const std::vector<msmon::AnomalyRecord> list = [] {
         std::vector<msmon::AnomalyRecord> out;
         std::mt19937_64 rng(7);
-        const char* rules[] = {"AnomalyTurbulence", "AnomalyNan", "CrossRankOutlier", "GlobalNormSpike",
-                               "EmbeddingNormHigh", "StalledRank"};
+        const char* rules[] = {"AnomalyTurbulence", "AnomalyNan",        "CrossRankOutlier",
+                               "GlobalNormSpike",   "EmbeddingNormHigh", "StalledRank"};
         for (int i = 0; i < 10000; ++i) {
             msmon::AnomalyRecord a;
             a.source = i % 3 ? "detected" : "msprobe";

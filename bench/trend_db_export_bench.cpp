@@ -33,16 +33,11 @@ int main(int argc, char** argv) {
     std::string work = (fs::temp_directory_path() / "msmon-trend-db-export-bench").string();
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--repeats")
-            repeats = std::stoi(argv[i + 1]);
-        else if (a == "--ranks")
-            ranks = std::stoi(argv[i + 1]);
-        else if (a == "--params")
-            params = std::stoi(argv[i + 1]);
-        else if (a == "--steps")
-            steps = std::stoi(argv[i + 1]);
-        else if (a == "--work")
-            work = argv[i + 1];
+        if (a == "--repeats") repeats = std::stoi(argv[i + 1]);
+        else if (a == "--ranks") ranks = std::stoi(argv[i + 1]);
+        else if (a == "--params") params = std::stoi(argv[i + 1]);
+        else if (a == "--steps") steps = std::stoi(argv[i + 1]);
+        else if (a == "--work") work = argv[i + 1];
     }
     fs::remove_all(work);
     fs::create_directories(work);

@@ -5,9 +5,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_values.hpp"
 #include "cli/store_target.hpp"
+#include "core/args/arg_parser.hpp"
 #include "core/detect/incidents.hpp"
 #include "core/detect/msprobe_rules.hpp"
 #include "core/text/display_escape.hpp"
@@ -19,7 +20,8 @@ namespace {
 
 const CommandSpec kAnomaliesSpec{
     "anomalies",
-    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--source msprobe|detected|all] [--incidents] [--topk K] [--steps LIST] [--rank R] [--format table|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--source msprobe|detected|all] [--incidents] "
+    "[--topk K] [--steps LIST] [--rank R] [--format table|json]",
     "Lists anomalies: msprobe's own dumps (anomaly_detected/rank<r>/anomaly.json) and msmon's detections.\n"
     "Anomalies of one event form an incident (a NaN reaching every module and rank, a corrupt batch moving a\n"
     "rank's activations and then every gradient); its origin is where it began: the earliest step, the\n"
@@ -43,11 +45,6 @@ const CommandSpec kAnomaliesSpec{
     1,
 };
 
-nlohmann::ordered_json number_or_text(double v) {
-    if (std::isfinite(v)) return v;
-    return format_double(v);
-}
-
 nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score, std::size_t incident, bool origin) {
     nlohmann::ordered_json j;
     j["source"] = a.source;
@@ -56,6 +53,7 @@ nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score, std::s
     j["step"] = a.step;
     j["micro_step"] = a.micro_step ? nlohmann::ordered_json(*a.micro_step) : nlohmann::ordered_json(nullptr);
     j["kind"] = a.kind;
+    j["vpp_stage"] = a.source == "msprobe" ? nlohmann::ordered_json(a.vpp) : vpp_stage_json(a.vpp_stage);
     j["name"] = a.name;
     j["op"] = a.op;
     j["value"] = number_or_text(a.value);
@@ -71,7 +69,6 @@ nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score, std::s
         j["key"] = a.key;
         j["call_id"] = a.call_id;
         j["pp_stage"] = a.pp_stage;
-        j["vpp_stage"] = a.vpp;
         j["group_mates"] = a.group_mates;
     }
     return j;
@@ -122,8 +119,9 @@ int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<In
     for (std::size_t k = 0; k < n; ++k) {
         const Incident& inc = incidents[k];
         const AnomalyRecord& o = list[inc.origin];
-        const std::string steps = std::to_string(inc.first_step) +
-                                  (inc.last_step > inc.first_step ? "-" + std::to_string(inc.last_step) : std::string());
+        const std::string steps =
+            std::to_string(inc.first_step) +
+            (inc.last_step > inc.first_step ? "-" + std::to_string(inc.last_step) : std::string());
         std::printf("%4zu %7.1f %7lld %5d  %-15s %-18s %9zu %-11s %-11s %s\n", k + 1, inc.score,
                     static_cast<long long>(o.step), o.rank, escape_for_display(o.kind, 40).c_str(),
                     escape_for_display(o.rule, 40).c_str(), inc.members.size(), ranks_text(inc.ranks).c_str(),
@@ -144,13 +142,14 @@ int run_anomalies_command(int argc, char** argv) {
         return kExitOk;
     }
     auto usage_error = [](const std::string& msg) {
-        std::fprintf(stderr, "msmon anomalies: %s\n", msg.c_str());
+        std::fprintf(stderr, "msmon anomalies: %s\n", escape_for_terminal(msg).c_str());
         return kExitUsage;
     };
     if (!args) return usage_error(error);
     AnomalyFilter filter;
     const std::string source = args->value("--source").value_or("all");
-    if (source != "msprobe" && source != "detected" && source != "all") return usage_error("--source is msprobe, detected or all");
+    if (source != "msprobe" && source != "detected" && source != "all")
+        return usage_error("--source is msprobe, detected or all");
     if (source != "all") filter.source = source;
     if (auto r = args->value("--rank")) {
         auto v = parse_int(*r);
@@ -174,14 +173,14 @@ int run_anomalies_command(int argc, char** argv) {
     auto reader = open_target_reader(*args, error, usage);
     if (!reader) {
         if (usage) return usage_error(error);
-        std::fprintf(stderr, "msmon anomalies: %s\n", error.c_str());
+        std::fprintf(stderr, "msmon anomalies: %s\n", escape_for_terminal(error).c_str());
         return kExitFailure;
     }
     std::vector<AnomalyRecord> list;
     try {
         list = reader->anomalies(filter);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "msmon anomalies: %s\n", e.what());
+        std::fprintf(stderr, "msmon anomalies: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;
     }
     std::vector<std::size_t> order(list.size());
@@ -209,7 +208,8 @@ int run_anomalies_command(int argc, char** argv) {
             for (std::size_t k = 1; k < inc.members.size(); ++k) order.push_back(inc.members[k]);
     }
     if (args->has("--incidents")) {
-        if (source == "msprobe") return usage_error("--incidents groups msmon's ranking; --source msprobe lists msprobe's order");
+        if (source == "msprobe")
+            return usage_error("--incidents groups msmon's ranking; --source msprobe lists msprobe's order");
         return print_incidents(list, incidents, topk, format);
     }
     if (topk && order.size() > *topk) order.resize(*topk);
@@ -220,16 +220,20 @@ int run_anomalies_command(int argc, char** argv) {
         std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return kExitOk;
     }
-    std::printf("%5s %7s %7s %5s  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", "INC", "SCORE", "STEP", "RANK", "RULE", "KIND",
-                "OP", "VALUE", "REFERENCE", "SOURCE", "NAME");
+    std::printf("%5s %7s %7s %5s  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", "INC", "SCORE", "STEP", "RANK", "RULE",
+                "KIND", "OP", "VALUE", "REFERENCE", "SOURCE", "NAME");
     for (auto i : order) {
         const auto& a = list[i];
         const std::string inc = incident_of[i] ? std::to_string(incident_of[i]) + (is_origin[i] ? "*" : "") : "-";
-        std::printf("%5s %7.1f %7lld %5d  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", inc.c_str(), ranked[i], static_cast<long long>(a.step),
-                    a.rank, escape_for_display(a.rule, 40).c_str(), escape_for_display(a.kind, 40).c_str(),
-                    escape_for_display(a.op, 20).c_str(), format_double(a.value).c_str(),
-                    a.reference ? format_double(*a.reference).c_str() : "-", a.source.c_str(),
-                    escape_for_display(a.name + (a.micro_step && a.source == "detected" ? ":" + std::to_string(*a.micro_step) : ""), 200).c_str());
+        std::printf(
+            "%5s %7.1f %7lld %5d  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", inc.c_str(), ranked[i],
+            static_cast<long long>(a.step), a.rank, escape_for_display(a.rule, 40).c_str(),
+            escape_for_display(a.kind, 40).c_str(), escape_for_display(a.op, 20).c_str(),
+            format_double_within(a.value, 14).c_str(),
+            a.reference ? format_double_within(*a.reference, 14).c_str() : "-", a.source.c_str(),
+            escape_for_display(
+                a.name + (a.micro_step && a.source == "detected" ? ":" + std::to_string(*a.micro_step) : ""), 200)
+                .c_str());
     }
     std::printf("%zu of %zu anomalies", order.size(), list.size());
     if (!incidents.empty()) std::printf(" in %zu incidents (* marks where each began)", incidents.size());

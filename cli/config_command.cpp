@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "core/args/arg_parser.hpp"
 #include "core/config/config_file.hpp"
 #include "core/config/guarded_save.hpp"
 #include "core/config/monitor_config_fields.hpp"
@@ -35,10 +35,12 @@ const CommandSpec kConfigSpec{
         {"--collect-times", "N", "with enable: how many collections (resets the count)"},
         {"--yes", "", "write even though the change aborts training (print_struct, cc_log_only)"},
         {"--json", "", "print the config and the validation (show), or what was written (other actions), as JSON"},
-        {"--step-ms", "MS", "the job's step time: after saving over a running collection, msmon watches one step for "
-                            "the collection's final write-back, which would swallow the change (default: unknown)"},
-        {"--settle-ms", "MS", "after a write, watch this long for a racing trainer write-back (default 300; keep it "
-                              "under one training step)"},
+        {"--step-ms", "MS",
+         "the job's step time: after saving over a running collection, msmon watches one step for "
+         "the collection's final write-back, which would swallow the change (default: unknown)"},
+        {"--settle-ms", "MS",
+         "after a write, watch this long for a racing trainer write-back (default 300; keep it "
+         "under one training step)"},
     },
     2,
     0,
@@ -77,7 +79,7 @@ int run_config_command(int argc, char** argv) {
         return kExitOk;
     }
     auto usage_error = [](const std::string& msg) {
-        std::fprintf(stderr, "msmon config: %s\n", msg.c_str());
+        std::fprintf(stderr, "msmon config: %s\n", escape_for_terminal(msg).c_str());
         return kExitUsage;
     };
     if (!args) return usage_error(error);
@@ -98,7 +100,8 @@ int run_config_command(int argc, char** argv) {
 
     ConfigRead read = read_monitor_config(path);
     if (read.status != ConfigRead::Status::ok) {
-        std::fprintf(stderr, "msmon config: cannot read %s: %s\n", path.c_str(), read.error.c_str());
+        std::fprintf(stderr, "msmon config: cannot read %s: %s\n", escape_for_terminal(path).c_str(),
+                     escape_for_terminal(read.error).c_str());
         return kExitFailure;
     }
     if (verb == "show") {
@@ -113,9 +116,10 @@ int run_config_command(int argc, char** argv) {
             std::printf("%s\n", out.dump(2).c_str());
             return kExitOk;
         }
-        std::printf("%s\n", path.c_str());
+        std::printf("%s\n", escape_for_terminal(path).c_str());
         std::printf("  dynamic_on %s, collect_times %s (dynamic mode needs DYNAMIC_MONITOR=True in the job)\n",
-                    doc.value("dynamic_on", json(false)).dump().c_str(), doc.value("collect_times", json("default 1e8")).dump().c_str());
+                    escape_for_display(doc.value("dynamic_on", json(false)).dump(), 40).c_str(),
+                    escape_for_display(doc.value("collect_times", json("default 1e8")).dump(), 40).c_str());
         print_check(check);
         if (check.ok() && check.warnings.empty()) std::printf("  msprobe accepts this config as it is\n");
         std::printf("\n%-22s %-6s %-14s %s\n", "field", "type", "value", "what / msprobe's rule");
@@ -183,7 +187,8 @@ int run_config_command(int argc, char** argv) {
         out["writes"] = json::array();
         for (std::size_t i = 0; i < report.writes.size(); ++i) {
             json w = stamp_json(report.writes[i]);
-            w["written_at_ns"] = static_cast<long long>(report.written_at[i].tv_sec) * 1000000000LL + report.written_at[i].tv_nsec;
+            w["written_at_ns"] =
+                static_cast<long long>(report.written_at[i].tv_sec) * 1000000000LL + report.written_at[i].tv_nsec;
             out["writes"].push_back(std::move(w));
         }
         out["notices"] = report.notices;
@@ -192,29 +197,32 @@ int run_config_command(int argc, char** argv) {
         std::printf("%s\n", out.dump(2).c_str());
         return report.in_effect ? kExitOk : kExitFailure;
     }
-    for (const auto& n : report.notices) std::fprintf(stderr, "msmon config: %s\n", escape_for_display(n).c_str());
+    for (const auto& n : report.notices) std::fprintf(stderr, "msmon config: %s\n", escape_for_terminal(n).c_str());
     if (!report.in_effect) {
-        std::fprintf(stderr, "msmon config: %s\n", report.error.c_str());
+        std::fprintf(stderr, "msmon config: %s\n", escape_for_terminal(report.error).c_str());
         return kExitFailure;
     }
     const json& doc = report.saved;
     const ConfigCheck check = validate_monitor_config(doc);
     if (verb == "set" && doc.value("dynamic_on", json(false)) == json(true))
-        std::printf("dynamic_on is true: the trainer reloads on this save, which restarts the collection (count from 0, "
-                    "anomaly.json emptied if alert.dump).\n");
+        std::printf(
+            "dynamic_on is true: the trainer reloads on this save, which restarts the collection (count from 0, "
+            "anomaly.json emptied if alert.dump).\n");
     print_check(check);
     if (verb == "enable")
-        std::printf("collection starts at the trainer's next step: dynamic_on true, collect_times %s (counted from 0 "
-                    "again). The job must run with DYNAMIC_MONITOR=True.\n",
-                    doc.value("collect_times", json("default")).dump().c_str());
+        std::printf(
+            "collection starts at the trainer's next step: dynamic_on true, collect_times %s (counted from 0 "
+            "again). The job must run with DYNAMIC_MONITOR=True.\n",
+            escape_for_display(doc.value("collect_times", json("default")).dump(), 40).c_str());
     else if (verb == "stop")
-        std::printf("the running collection ends after one more step (dynamic_on true, collect_times 0); msprobe then "
-                    "writes dynamic_on false back.\n");
+        std::printf(
+            "the running collection ends after one more step (dynamic_on true, collect_times 0); msprobe then "
+            "writes dynamic_on false back.\n");
     else if (verb == "disable")
-        std::printf("dynamic_on false: no new collection starts; a collection already running continues until its "
-                    "collect_times (use `msmon config stop` to end it).\n");
-    else
-        std::printf("written: %s\n", path.c_str());
+        std::printf(
+            "dynamic_on false: no new collection starts; a collection already running continues until its "
+            "collect_times (use `msmon config stop` to end it).\n");
+    else std::printf("written: %s\n", escape_for_terminal(path).c_str());
     return kExitOk;
 }
 

@@ -2,9 +2,10 @@
 #include <chrono>
 #include <cstdio>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
 #include "cli/store_target.hpp"
+#include "core/args/arg_parser.hpp"
+#include "core/text/display_escape.hpp"
 #include "store/store_location.hpp"
 #include "store/trend_db_export.hpp"
 
@@ -46,7 +47,7 @@ int run_export_command(int argc, char** argv) {
         return kExitOk;
     }
     auto usage_error = [](const std::string& msg) {
-        std::fprintf(stderr, "msmon export: %s\n", msg.c_str());
+        std::fprintf(stderr, "msmon export: %s\n", escape_for_terminal(msg).c_str());
         return kExitUsage;
     };
     if (!args) return usage_error(error);
@@ -62,7 +63,7 @@ int run_export_command(int argc, char** argv) {
     bool usage = false;
     if (!open_target_reader(*args, error, usage)) {
         if (usage) return usage_error(error);
-        std::fprintf(stderr, "msmon export: %s\n", error.c_str());
+        std::fprintf(stderr, "msmon export: %s\n", escape_for_terminal(error).c_str());
         return kExitFailure;
     }
     const auto db = args->value("--db");
@@ -73,13 +74,12 @@ int run_export_command(int argc, char** argv) {
     try {
         summary = export_trend_db(store, *out_dir, options);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "msmon export: %s\n", e.what());
+        std::fprintf(stderr, "msmon export: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (summary.older_runs > 0)
-        std::fprintf(stderr,
-                     "msmon export: %lld older run folder(s) left out: data2db takes one folder per rank\n",
+        std::fprintf(stderr, "msmon export: %lld older run folder(s) left out: data2db takes one folder per rank\n",
                      static_cast<long long>(summary.older_runs));
     if (summary.skipped_rows > 0)
         std::fprintf(stderr, "msmon export: %lld row(s) left out: vpp_stage is not an integer (as data2db)\n",

@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
 #include "cli/store_target.hpp"
+#include "core/args/arg_parser.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 
@@ -39,7 +39,7 @@ int print_run_config(Reader& reader, std::optional<int> rank, bool json) {
     try {
         entries = reader.run_config(rank);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "msmon health: %s\n", e.what());
+        std::fprintf(stderr, "msmon health: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;
     }
     if (json) {
@@ -79,7 +79,8 @@ int print_run_config(Reader& reader, std::optional<int> rank, bool json) {
         for (std::size_t i = 0; i < b.ranks.size();) {
             std::size_t j = i;
             while (j + 1 < b.ranks.size() && b.ranks[j + 1] == b.ranks[j] + 1) ++j;
-            who += (who.empty() ? "" : ",") + std::to_string(b.ranks[i]) + (j > i ? "-" + std::to_string(b.ranks[j]) : "");
+            who +=
+                (who.empty() ? "" : ",") + std::to_string(b.ranks[i]) + (j > i ? "-" + std::to_string(b.ranks[j]) : "");
             i = j + 1;
         }
         std::printf("run config of rank%s %s (%s):\n", b.ranks.size() > 1 ? "s" : "", who.c_str(),
@@ -113,7 +114,7 @@ int run_health_command(int argc, char** argv) {
         return kExitOk;
     }
     if (!args) {
-        std::fprintf(stderr, "msmon health: %s\n", error.c_str());
+        std::fprintf(stderr, "msmon health: %s\n", escape_for_terminal(error).c_str());
         return kExitUsage;
     }
     const std::string format = args->value("--format").value_or("table");
@@ -133,7 +134,7 @@ int run_health_command(int argc, char** argv) {
     bool usage = false;
     auto reader = open_target_reader(*args, error, usage);
     if (!reader) {
-        std::fprintf(stderr, "msmon health: %s\n", error.c_str());
+        std::fprintf(stderr, "msmon health: %s\n", escape_for_terminal(error).c_str());
         return usage ? kExitUsage : kExitFailure;
     }
     if (args->has("--run-config")) return print_run_config(*reader, rank, format == "json");
@@ -143,12 +144,13 @@ int run_health_command(int argc, char** argv) {
         checkpoints = reader->checkpoints();
         events = reader->events();
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "msmon health: %s\n", e.what());
+        std::fprintf(stderr, "msmon health: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;
     }
     const CheckpointRecord* latest = nullptr;
     for (const auto& c : checkpoints)
-        if (c.healthy && (!latest || c.step > latest->step || (c.step == latest->step && c.position > latest->position)))
+        if (c.healthy &&
+            (!latest || c.step > latest->step || (c.step == latest->step && c.position > latest->position)))
             latest = &c;
 
     if (format == "json") {
@@ -177,12 +179,14 @@ int run_health_command(int argc, char** argv) {
     std::size_t config_entries = 0;
     for (const auto& e : events) config_entries += e.kind == "config";
     if (config_entries)
-        std::printf("run config: %zu keys from text summaries (msmon health --run-config prints them)\n", config_entries);
+        std::printf("run config: %zu keys from text summaries (msmon health --run-config prints them)\n",
+                    config_entries);
     std::printf("events (%zu):\n", events.size() - config_entries);
     for (const auto& e : events) {
         if (e.kind == "config") continue;
         std::string msg = e.message;
-        if (const auto nl = msg.rfind('\n'); nl != std::string::npos) msg = msg.substr(nl + 1);  // a traceback's last line
+        if (const auto nl = msg.rfind('\n'); nl != std::string::npos)
+            msg = msg.substr(nl + 1);  // a traceback's last line
         std::printf("  step %-7s rank %-4d %-18s %s\n", e.step ? std::to_string(*e.step).c_str() : "-", e.rank,
                     e.kind.c_str(), escape_for_display(msg, 300).c_str());
     }

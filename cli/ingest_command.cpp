@@ -1,20 +1,22 @@
 // msmon ingest DIR... : read msprobe output into the store once, or follow it live until SIGINT/SIGTERM.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <sys/stat.h>
-#include <sstream>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "core/args/arg_parser.hpp"
 #include "core/ingest/periodic_worker.hpp"
+#include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 #include "store/clickhouse/clickhouse_sink.hpp"
 #include "store/ingest_session.hpp"
@@ -40,8 +42,12 @@ const CommandSpec kIngestSpec{
         {"--global-norm-threshold", "X", "global norm at or above X is a spike (default 3.0, MindFormers' default)"},
         {"--global-norm-count", "N", "consecutive spikes that stop the job (default 10)"},
         {"--embedding-threshold", "X", "embedding_local_norm at or above X is flagged (default: not checked)"},
-        {"--sink", "URL", "also ship every row to ClickHouse (clickhouse://HOST:PORT/DB, its HTTP port): the store is\n"
-                          "the spool, nothing is lost or sent twice across outages and restarts"},
+        {"--cross-rank-memory", "MB",
+         "memory for values waiting for the other ranks' same step (default 16); beyond it\n"
+         "they are read back from the store when judged"},
+        {"--sink", "URL",
+         "also ship every row to ClickHouse (clickhouse://HOST:PORT/DB, its HTTP port): the store is\n"
+         "the spool, nothing is lost or sent twice across outages and restarts"},
         {"--job", "ID", "the job id every shipped row is tagged with (required with --sink)"},
         {"--node", "NAME", "the node name shipped rows are tagged with (default: the host name)"},
         {"--sink-interval-ms", "N", "ship at most once per N ms (default 1000)"},
@@ -77,7 +83,7 @@ int run_ingest_command(int argc, char** argv) {
         return kExitOk;
     }
     if (!args) {
-        std::fprintf(stderr, "msmon ingest: %s\n", error.c_str());
+        std::fprintf(stderr, "msmon ingest: %s\n", escape_for_terminal(error).c_str());
         return kExitUsage;
     }
     IngestOptions options;
@@ -94,7 +100,8 @@ int run_ingest_command(int argc, char** argv) {
     if (auto path = args->value("--monitor-config")) {
         std::ifstream in(*path, std::ios::binary);
         if (!in) {
-            std::fprintf(stderr, "msmon ingest: cannot read --monitor-config '%s'\n", path->c_str());
+            std::fprintf(stderr, "msmon ingest: cannot read --monitor-config '%s'\n",
+                         escape_for_terminal(*path).c_str());
             return kExitFailure;
         }
         std::stringstream ss;
@@ -106,9 +113,11 @@ int run_ingest_command(int argc, char** argv) {
         double* target;
     };
     double count = static_cast<double>(options.detectors.global_norm_count_threshold), embedding = 0;
+    double cross_mb = static_cast<double>(options.detectors.cross_rank_memory_bytes) / (1 << 20);
     NumberFlag numbers[] = {{"--global-norm-threshold", &options.detectors.global_norm_threshold},
                             {"--global-norm-count", &count},
-                            {"--embedding-threshold", &embedding}};
+                            {"--embedding-threshold", &embedding},
+                            {"--cross-rank-memory", &cross_mb}};
     for (const auto& f : numbers) {
         auto v = args->value(f.name);
         if (!v) continue;
@@ -120,6 +129,7 @@ int run_ingest_command(int argc, char** argv) {
         *f.target = *d;
     }
     options.detectors.global_norm_count_threshold = static_cast<std::int64_t>(count);
+    options.detectors.cross_rank_memory_bytes = static_cast<std::size_t>(std::min(cross_mb, 1e6) * (1 << 20));
     if (args->value("--embedding-threshold")) options.detectors.embedding_norm_threshold = embedding;
     const bool json = args->has("--json");
     const std::string db = args->value("--db").value_or(default_store_path(options.roots));
@@ -136,7 +146,7 @@ int run_ingest_command(int argc, char** argv) {
     if (auto url = args->value("--sink")) {
         auto target = parse_clickhouse_url(*url, error);
         if (!target) {
-            std::fprintf(stderr, "msmon ingest: --sink: %s\n", error.c_str());
+            std::fprintf(stderr, "msmon ingest: --sink: %s\n", escape_for_terminal(error).c_str());
             return kExitUsage;
         }
         if (job.empty() || node.empty()) {
@@ -157,14 +167,15 @@ int run_ingest_command(int argc, char** argv) {
     if (!prom_dir.empty()) {
         struct stat st {};
         if (::stat(prom_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-            std::fprintf(stderr, "msmon ingest: --prom-textfile '%s' is not a folder\n", prom_dir.c_str());
+            std::fprintf(stderr, "msmon ingest: --prom-textfile '%s' is not a folder\n",
+                         escape_for_terminal(prom_dir).c_str());
             return kExitUsage;
         }
     }
 
     IngestSession::OpenStatus status;
-    auto session = IngestSession::open(db, options, status, error,
-                                       sink ? ClickHouseShipper::destination(*sink) : std::string());
+    auto session =
+        IngestSession::open(db, options, status, error, sink ? ClickHouseShipper::destination(*sink) : std::string());
     if (!session) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -173,7 +184,7 @@ int run_ingest_command(int argc, char** argv) {
     std::mutex print_mu;
     engine.on_notice = [&](const std::string& msg) {
         std::lock_guard lock(print_mu);
-        std::fprintf(stderr, "msmon: %s\n", msg.c_str());
+        std::fprintf(stderr, "msmon: %s\n", escape_for_terminal(msg).c_str());
     };
     const auto start = std::chrono::steady_clock::now();
     if (options.follow && !json) {
@@ -185,8 +196,9 @@ int run_ingest_command(int argc, char** argv) {
             std::lock_guard lock(print_mu);
             std::printf("[%6.1fs] %llu rows, %llu values, %llu files, %zu ranks, %llu malformed lines (%s)\n",
                         std::chrono::duration<double>(info.committed_at - start).count(),
-                        static_cast<unsigned long long>(c.rows.load()), static_cast<unsigned long long>(c.values.load()),
-                        static_cast<unsigned long long>(c.files.load()), engine.run_count(),
+                        static_cast<unsigned long long>(c.rows.load()),
+                        static_cast<unsigned long long>(c.values.load()),
+                        static_cast<unsigned long long>(c.files.load()), engine.rank_count(),
                         static_cast<unsigned long long>(c.issues.load()), engine.watch_mode());
             std::fflush(stdout);
         };
@@ -205,7 +217,7 @@ int run_ingest_command(int argc, char** argv) {
                                        : "ClickHouse: " + e + " (rows wait in the local store and ship later)";
             (ok ? spdlog::info("{}", msg) : spdlog::warn("{}", msg));
             std::lock_guard lock(print_mu);
-            std::fprintf(stderr, "msmon: %s\n", msg.c_str());
+            std::fprintf(stderr, "msmon: %s\n", escape_for_terminal(msg).c_str());
         }
         ship_ok = ok;
         ship_error = ok ? "" : e;
@@ -233,8 +245,12 @@ int run_ingest_command(int argc, char** argv) {
         return kExitFailure;
     }
     if (options.follow) {
-        if (shipper) ship_worker = std::make_unique<PeriodicWorker>(ship, sink_interval, std::max(sink_interval, std::chrono::milliseconds(2000)));
-        if (gauges) prom_worker = std::make_unique<PeriodicWorker>(write_gauges, std::chrono::milliseconds(1000), std::chrono::milliseconds(1000));
+        if (shipper)
+            ship_worker = std::make_unique<PeriodicWorker>(ship, sink_interval,
+                                                           std::max(sink_interval, std::chrono::milliseconds(2000)));
+        if (gauges)
+            prom_worker = std::make_unique<PeriodicWorker>(write_gauges, std::chrono::milliseconds(1000),
+                                                           std::chrono::milliseconds(1000));
         auto print = std::move(engine.on_commit);
         engine.on_commit = [&, print](const CommitInfo& info) {
             if (print) print(info);
@@ -280,6 +296,7 @@ int run_ingest_command(int argc, char** argv) {
         j["runs"] = summary.runs;
         j["errors"] = c.issues.load();
         j["repeats"] = summary.repeats;
+        j["cross_rank_waiting_peak_bytes"] = c.cross_rank_peak_bytes.load();
         j["seconds"] = seconds;
         if (shipper) {
             j["shipped_values"] = shipper->counters().values.load();
@@ -288,16 +305,18 @@ int run_ingest_command(int argc, char** argv) {
         }
         std::printf("%s\n", j.dump(2).c_str());
     } else {
-        std::printf("ingested %llu files: %llu rows, %llu values (store: %lld series, %lld ranks, %lld runs), "
-                    "%llu malformed lines, %.3f s\nstore: %s\n",
-                    static_cast<unsigned long long>(c.files.load()), static_cast<unsigned long long>(c.rows.load()),
-                    static_cast<unsigned long long>(c.values.load()), static_cast<long long>(summary.series),
-                    static_cast<long long>(summary.ranks), static_cast<long long>(summary.runs),
-                    static_cast<unsigned long long>(c.issues.load()), seconds, db.c_str());
+        std::printf(
+            "ingested %llu files: %llu rows, %llu values (store: %lld series, %lld ranks, %lld runs), "
+            "%llu malformed lines, %.3f s\nstore: %s\n",
+            static_cast<unsigned long long>(c.files.load()), static_cast<unsigned long long>(c.rows.load()),
+            static_cast<unsigned long long>(c.values.load()), static_cast<long long>(summary.series),
+            static_cast<long long>(summary.ranks), static_cast<long long>(summary.runs),
+            static_cast<unsigned long long>(c.issues.load()), seconds, db.c_str());
         if (c.issues.load() > 0) std::printf("malformed lines are listed in the log (%s)\n", "msmon.log");
         if (shipper)
             std::printf("shipped %llu values to %s\n",
-                        static_cast<unsigned long long>(shipper->counters().values.load()), sink->target.text().c_str());
+                        static_cast<unsigned long long>(shipper->counters().values.load()),
+                        sink->target.text().c_str());
     }
     if (!ship_ok) {
         spdlog::error("not everything reached ClickHouse ({}); the rest ships on the next run with the same --db",

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "core/log/logging.hpp"
+#include "core/text/display_escape.hpp"
 
 namespace {
 
@@ -38,9 +39,10 @@ int main(int argc, char** argv) {
         if (cmd == "config") return msmon::run_config_command(argc, argv);
         if (cmd == "export") return msmon::run_export_command(argc, argv);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "msmon %s: %s\n", cmd.c_str(), e.what());
+        std::fprintf(stderr, "msmon %s: %s\n", msmon::escape_for_terminal(cmd).c_str(),
+                     msmon::escape_for_terminal(e.what()).c_str());
         return msmon::kExitFailure;
     }
-    std::fprintf(stderr, "msmon: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+    std::fprintf(stderr, "msmon: unknown command '%s'\n%s", msmon::escape_for_terminal(cmd).c_str(), kUsage);
     return msmon::kExitUsage;
 }

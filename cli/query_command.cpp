@@ -1,13 +1,18 @@
 // msmon query: one value per line, rank,kind,vpp_stage,name,step,micro_step,op,value (CSV or JSON).
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <regex>
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_values.hpp"
 #include "cli/store_target.hpp"
+#include "core/args/arg_parser.hpp"
 #include "core/text/csv_record.hpp"
+#include "core/text/display_escape.hpp"
+#include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -16,7 +21,8 @@ namespace {
 
 const CommandSpec kQuerySpec{
     "query",
-    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--rank R] [--kind K] [--name REGEX] [--op OP] [--steps LIST] [--format csv|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--rank R] [--kind K] [--name REGEX] [--op OP] "
+    "[--steps LIST] [--format csv|json]",
     "Prints stored values, one per line: rank,kind,vpp_stage,name,step,micro_step,op,value.\n"
     "Values are the shortest text that reads back as the same double; nan, inf, -inf as such.\n"
     "With DIR, files not yet read are ingested first.",
@@ -26,7 +32,7 @@ const CommandSpec kQuerySpec{
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--rank", "R", "only this rank"},
         {"--kind", "K", "only this kind (grad_reduced, actv, exp_avg, ...)"},
-        {"--name", "REGEX", "only names matching REGEX (searched anywhere in the name)"},
+        {"--name", "REGEX", "only names matching REGEX (RE2 syntax, searched anywhere in the name)"},
         {"--op", "OP", "only this op (norm, min, max, mean, nans, zeros, shape, dtype, ...)"},
         {"--steps", "LIST", "only these steps: 12,20 or 0-99 or 5,10-20"},
         {"--format", "csv|json", "output format (default csv)"},
@@ -35,43 +41,46 @@ const CommandSpec kQuerySpec{
     1,
 };
 
+// Writes the points to stdout. To a terminal, text from the files is escaped (a name's escape sequence would
+// drive the terminal); to a file or a pipe the bytes stay exact.
 class PointWriter {
 public:
-    explicit PointWriter(bool json) : json_(json) {
+    PointWriter(bool json, bool terminal) : json_(json), terminal_(terminal) {
         if (json_) out_ = "[";
         else out_ = "rank,kind,vpp_stage,name,step,micro_step,op,value\n";
     }
+    std::size_t count() const { return count_; }
     void add(const Point& p) {
+        ++count_;
         if (json_) {
             nlohmann::ordered_json j;
             j["rank"] = p.rank;
             j["kind"] = p.kind;
-            j["vpp_stage"] = p.vpp_stage;
+            j["vpp_stage"] = vpp_stage_json(p.vpp_stage);
             j["name"] = p.name;
             j["step"] = p.step;
             j["micro_step"] = p.micro_step ? nlohmann::ordered_json(*p.micro_step) : nlohmann::ordered_json(nullptr);
             j["op"] = p.op;
             if (p.is_text) j["value"] = p.text;
-            else if (std::isfinite(p.value)) j["value"] = p.value;
-            else j["value"] = format_double(p.value);  // JSON has no NaN/Infinity: "nan", "inf", "-inf"
+            else j["value"] = number_or_text(p.value);
             out_ += first_ ? "\n" : ",\n";
-            out_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            out_ += j.dump(-1, ' ', terminal_, nlohmann::json::error_handler_t::replace);
         } else {
             out_ += std::to_string(p.rank);
             out_ += ',';
-            append_csv_field(out_, p.kind);
+            text(p.kind);
             out_ += ',';
-            append_csv_field(out_, p.vpp_stage);
+            text(p.vpp_stage);
             out_ += ',';
-            append_csv_field(out_, p.name);
+            text(p.name);
             out_ += ',';
             out_ += std::to_string(p.step);
             out_ += ',';
             if (p.micro_step) out_ += std::to_string(*p.micro_step);
             out_ += ',';
-            append_csv_field(out_, p.op);
+            text(p.op);
             out_ += ',';
-            if (p.is_text) append_csv_field(out_, p.text);
+            if (p.is_text) text(p.text);
             else append_double(out_, p.value);
             out_ += '\n';
         }
@@ -84,14 +93,47 @@ public:
     }
 
 private:
+    void text(std::string_view field) {
+        if (terminal_) append_csv_field(out_, escape_for_display(field));
+        else append_csv_field(out_, field);
+    }
     void flush() {
         std::fwrite(out_.data(), 1, out_.size(), stdout);
         out_.clear();
     }
-    bool json_;
+    bool json_, terminal_;
     bool first_ = true;
+    std::size_t count_ = 0;
     std::string out_;
 };
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
+}
+
+// Nothing matched: which filter names what the store does not have ("" if each exists; the combination is empty).
+std::string unmatched_filter(Reader& reader, const PointFilter& f) {
+    const StoreCatalog c = reader.catalog();
+    std::vector<std::string> kinds;
+    for (const auto& [kind, ops] : c.kinds) kinds.push_back(kind);
+    if (f.kind && std::find(kinds.begin(), kinds.end(), *f.kind) == kinds.end())
+        return "no kind '" + *f.kind + "' in the store (kinds: " + joined(kinds) + ")";
+    if (f.op && *f.op != "shape" && *f.op != "dtype") {
+        std::vector<std::string> ops;
+        for (const auto& [kind, kind_ops] : c.kinds)
+            if (!f.kind || kind == *f.kind)
+                for (const auto& op : kind_ops)
+                    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+        if (std::find(ops.begin(), ops.end(), *f.op) == ops.end())
+            return "no op '" + *f.op + "'" + (f.kind ? " for kind " + *f.kind : std::string(" in the store")) +
+                   " (ops: " + joined(ops) + ", shape, dtype)";
+    }
+    if (f.rank && std::find(c.ranks.begin(), c.ranks.end(), *f.rank) == c.ranks.end())
+        return "no rank " + std::to_string(*f.rank) + " in the store (" + std::to_string(c.ranks.size()) + " ranks)";
+    return "";
+}
 
 }  // namespace
 
@@ -104,7 +146,7 @@ int run_query_command(int argc, char** argv) {
         return kExitOk;
     }
     auto usage_error = [](const std::string& msg) {
-        std::fprintf(stderr, "msmon query: %s\n", msg.c_str());
+        std::fprintf(stderr, "msmon query: %s\n", escape_for_terminal(msg).c_str());
         return kExitUsage;
     };
     if (!args) return usage_error(error);
@@ -118,11 +160,8 @@ int run_query_command(int argc, char** argv) {
     filter.op = args->value("--op");
     filter.name_regex = args->value("--name");
     if (filter.name_regex) {
-        try {
-            std::regex test(*filter.name_regex, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-            return usage_error("--name: not a valid regular expression: " + std::string(e.what()));
-        }
+        if (!NamePattern::compile(*filter.name_regex, error))
+            return usage_error("--name: not a valid pattern (RE2 syntax): " + error);
     }
     if (auto s = args->value("--steps")) {
         filter.steps = StepList::parse(*s, error);
@@ -135,17 +174,27 @@ int run_query_command(int argc, char** argv) {
     auto reader = open_target_reader(*args, error, usage);
     if (!reader) {
         if (usage) return usage_error(error);
-        std::fprintf(stderr, "msmon query: %s\n", error.c_str());
+        std::fprintf(stderr, "msmon query: %s\n", escape_for_terminal(error).c_str());
         return kExitFailure;
     }
-    PointWriter writer(format == "json");
+    PointWriter writer(format == "json", isatty(STDOUT_FILENO) == 1);
     try {
         reader->points(filter, [&](const Point& p) { writer.add(p); });
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "msmon query: %s\n", e.what());
+        std::fprintf(stderr, "msmon query: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;
     }
     writer.finish();
+    if (writer.count() == 0) {
+        // A header alone says nothing: say which filter matched nothing (a typo in a kind is the usual reason).
+        std::string why;
+        try {
+            why = unmatched_filter(*reader, filter);
+        } catch (const std::exception&) {
+        }
+        std::fprintf(stderr, "msmon query: no values match%s\n",
+                     why.empty() ? " these filters together" : (": " + escape_for_terminal(why)).c_str());
+    }
     return kExitOk;
 }
 

@@ -4,12 +4,15 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
-#include "cli/arg_parser.hpp"
 #include "cli/commands.hpp"
+#include "core/args/arg_parser.hpp"
+#include "core/sim/fault_truth.hpp"
 #include "core/sim/mindformers_simulator.hpp"
 #include "core/sim/msprobe_simulator.hpp"
+#include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -18,7 +21,7 @@ namespace {
 
 const CommandSpec kSimulateSpec{
     "simulate",
-    "OUTDIR [--ranks N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--record-steps N]\n"
+    "OUTDIR [--ranks N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--truth FILE] [--record-steps N]\n"
     "       [--xy] [--seed N] [--logs] [--health] [--log-variant V] [--log-max-bytes N] [--ckpt-every N]\n"
     "       [--restart-at S] [--tensorboard] [--moe-experts N] [--expert-collapse STEP[:LAYER:EXPERT]]",
     "Writes a training run's msprobe monitor output under OUTDIR/monitor_output, in the exact format of the\n"
@@ -26,8 +29,20 @@ const CommandSpec kSimulateSpec{
     "With --logs, also what MindFormers writes for the same job under OUTDIR/output: log/rank_<N>/info.log\n"
     "(rotating) and msrun_log/worker_<N>.log, with 2 pipeline stages when ranks >= 2. The log's step N\n"
     "is msprobe's step N.\n"
-    "Faults: spike@STEP[:rRANK][xFACTOR] (all gradients x100 by default), nan@STEP[:rRANK] (a NaN\n"
-    "gradient), stop@STEP (spikes at STEP-1 and STEP, and the data-skip ValueError ends the job at STEP).\n"
+    "Ranks differ as data-parallel ranks do (each its own batch); grad_reduced is their mean, the same on every\n"
+    "rank; Adam's moments follow from it (calibrated against real msprobe runs).\n"
+    "Faults (comma-separated; a one-off fault acts the first time the job reaches its step):\n"
+    "  spike@S[:rR][xF]   gradients x F (default 100) at step S, on every rank or on rank R\n"
+    "  nan@S[:rR][:mM]    a NaN in module M's output (default: a module mid-network) on rank R (every rank if\n"
+    "                     none); it flows on to every rank and stays\n"
+    "  baddata@S:rR[xF]   rank R's batch x F (default 25) at step S\n"
+    "  drift@S[:mM][xF]   from step S module M grows smoothly to x F (default 10) at the last step\n"
+    "  stall@S:rR         rank R writes nothing after step S; the others go on\n"
+    "  restart@S          the job restarts after step S: new run folders resume at the last multiple of 10\n"
+    "                     before S\n"
+    "  stop@S             spikes at S-1 and S, and the data-skip ValueError ends the job at S\n"
+    "  M is a module as the CSVs name it (module.module.decoder.layers.1.mlp.linear_fc2) or a unique tail of\n"
+    "  one (layers.1.mlp.linear_fc2). --truth FILE writes where each fault was planted, as JSON.\n"
     "With --logs, any two consecutive global norms >= 3.0 end the job the same way.\n"
     "With --tensorboard, also MindFormers' TensorBoard event files under OUTDIR/output/tensorboard/rank_<N>/:\n"
     "the step scalars, TrainingStateMonitor's weight_norm and throughput_linearity, the config as text, and\n"
@@ -39,7 +54,8 @@ const CommandSpec kSimulateSpec{
         {"--first-step", "N", "first step number (default 0)"},
         {"--step-ms", "MS", "pause between steps, to run live (default 0: as fast as possible)"},
         {"--params", "P", "parameter tensors per rank (default 16)"},
-        {"--faults", "LIST", "e.g. spike@12,nan@20 or nan@20:r3"},
+        {"--faults", "LIST", "e.g. spike@12,nan@20:r3:mlayers.1.mlp.linear_fc2,baddata@30:r1x25,restart@45"},
+        {"--truth", "FILE", "write the planted faults (step, rank, tensor kind, module) as JSON to FILE"},
         {"--record-steps", "N", "step_count_per_record: steps per CSV file (default 1)"},
         {"--xy", "", "also write activations (actv, actv_grad) with micro_step"},
         {"--seed", "N", "random seed (default 1)"},
@@ -73,7 +89,7 @@ int run_simulate_command(int argc, char** argv) {
         return kExitOk;
     }
     auto usage_error = [](const std::string& msg) {
-        std::fprintf(stderr, "msmon simulate: %s\n", msg.c_str());
+        std::fprintf(stderr, "msmon simulate: %s\n", escape_for_terminal(msg).c_str());
         return kExitUsage;
     };
     if (!args) return usage_error(error);
@@ -105,8 +121,8 @@ int run_simulate_command(int argc, char** argv) {
         if (!v) continue;
         auto n = parse_int(*v);
         if (!n || *n < opt.lo || *n > opt.hi)
-            return usage_error(std::string(opt.name) + " takes a whole number from " +
-                               std::to_string(opt.lo) + " to " + std::to_string(opt.hi));
+            return usage_error(std::string(opt.name) + " takes a whole number from " + std::to_string(opt.lo) + " to " +
+                               std::to_string(opt.hi));
         *opt.target = *n;
     }
     if (auto v = args->value("--moe-experts")) {
@@ -159,11 +175,9 @@ int run_simulate_command(int argc, char** argv) {
         if (!variant) return usage_error("--log-variant takes " + std::string(kMfLogVariantNames));
         mf.variant = *variant;
     }
-    if (args->has("--restart-at") &&
-        (mf.restart_at <= o.first_step || mf.restart_at >= o.first_step + o.steps))
-        return usage_error(
-            "--restart-at must be a step the run continues after: " + std::to_string(o.first_step + 1) +
-            " to " + std::to_string(o.first_step + o.steps - 1));
+    if (args->has("--restart-at") && (mf.restart_at <= o.first_step || mf.restart_at >= o.first_step + o.steps))
+        return usage_error("--restart-at must be a step the run continues after: " + std::to_string(o.first_step + 1) +
+                           " to " + std::to_string(o.first_step + o.steps - 1));
     struct sigaction sa {};
     sa.sa_handler = on_sim_signal;
     sigemptyset(&sa.sa_mask);
@@ -171,6 +185,25 @@ int run_simulate_command(int argc, char** argv) {
     sigaction(SIGTERM, &sa, nullptr);
     const MindFormersPlan plan = plan_mindformers_run(o, mf);
     const SimOptions msprobe = msprobe_options_for(o, plan);
+    // The faults are placed (their modules found) before anything is written; the truth is there from the start.
+    const std::string truth = fault_truth_json(msprobe, plan.stop_step, error);
+    if (truth.empty()) return usage_error("--faults: " + error);
+    if (auto path = args->value("--truth")) {
+        const std::string tmp = *path + ".tmp";
+        std::error_code ec;
+        const auto parent = std::filesystem::path(*path).parent_path();
+        if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // it may be under OUTDIR
+        if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+            const bool ok = std::fwrite(truth.data(), 1, truth.size(), f) == truth.size();
+            if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path->c_str()) != 0) {
+                std::fprintf(stderr, "msmon simulate: cannot write %s\n", escape_for_terminal(*path).c_str());
+                return kExitFailure;
+            }
+        } else {
+            std::fprintf(stderr, "msmon simulate: cannot write %s\n", escape_for_terminal(*path).c_str());
+            return kExitFailure;
+        }
+    }
     SimResult result;
     MindFormersResult mf_result;
     std::string mf_error;
@@ -178,12 +211,12 @@ int run_simulate_command(int argc, char** argv) {
     // The two writers run side by side with the same pacing, as the trainer's two outputs do.
     std::thread mf_thread;
     if (mindformers)
-        mf_thread = std::thread(
-            [&] { mf_ok = run_mindformers_simulation(o, mf, plan, g_sim_stop, mf_result, mf_error); });
+        mf_thread =
+            std::thread([&] { mf_ok = run_mindformers_simulation(o, mf, plan, g_sim_stop, mf_result, mf_error); });
     const bool ok = run_msprobe_simulation(msprobe, g_sim_stop, result, error);
     if (mf_thread.joinable()) mf_thread.join();
     if (!ok || !mf_ok) {
-        std::fprintf(stderr, "msmon simulate: %s\n", (ok ? mf_error : error).c_str());
+        std::fprintf(stderr, "msmon simulate: %s\n", escape_for_terminal(ok ? mf_error : error).c_str());
         return kExitFailure;
     }
     std::printf("wrote %lld steps x %d ranks: %lld files, %lld rows, %lld bytes under %s/monitor_output\n",
@@ -193,9 +226,9 @@ int run_simulate_command(int argc, char** argv) {
         std::printf(
             "wrote MindFormers output for %lld steps in %d launch(es): %lld log lines, %lld rotations, "
             "%lld checkpoints under %s/output\n",
-            static_cast<long long>(mf_result.steps), mf_result.launches,
-            static_cast<long long>(mf_result.lines), static_cast<long long>(mf_result.rotations),
-            static_cast<long long>(mf_result.checkpoints), o.outdir.c_str());
+            static_cast<long long>(mf_result.steps), mf_result.launches, static_cast<long long>(mf_result.lines),
+            static_cast<long long>(mf_result.rotations), static_cast<long long>(mf_result.checkpoints),
+            o.outdir.c_str());
     if (plan.stop_step >= 0)
         std::printf("the job stopped at step %lld (global norm spikes, ValueError)\n",
                     static_cast<long long>(plan.stop_step));

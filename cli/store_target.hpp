@@ -4,14 +4,14 @@
 #include <memory>
 #include <string>
 
-#include "cli/arg_parser.hpp"
+#include "core/args/arg_parser.hpp"
 #include "store/reader.hpp"
 
 namespace msmon {
 
-// Opens the reader for the command's target (--store: the whole job in ClickHouse). With DIR, files not yet read are ingested first unless another
-// msmon holds the store (it is then already following them). Returns nullptr with `error` on failure;
-// `usage` is set when the arguments were wrong.
+// Opens the reader for the command's target (--store: the whole job in ClickHouse). With DIR, files not yet read are
+// ingested first unless another msmon holds the store (it is then already following them). Returns nullptr with `error`
+// on failure; `usage` is set when the arguments were wrong.
 std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& error, bool& usage);
 
 }  // namespace msmon

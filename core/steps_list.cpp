@@ -41,8 +41,7 @@ std::optional<StepList> StepList::parse(std::string_view text, std::string& erro
         // Adjacent or overlapping; written so that a range ending at INT64_MAX cannot overflow.
         if (!merged.empty() && (r.first <= merged.back().second || r.first - merged.back().second == 1))
             merged.back().second = std::max(merged.back().second, r.second);
-        else
-            merged.push_back(r);
+        else merged.push_back(r);
     }
     out.ranges_ = std::move(merged);
     return out;

@@ -23,7 +23,11 @@ bool raw_forbidden(std::uint32_t cp) {
 void check_display_safe(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto b0 = static_cast<unsigned char>(s[i]);
-        const std::size_t len = b0 < 0x80 ? 1 : (b0 & 0xE0) == 0xC0 ? 2 : (b0 & 0xF0) == 0xE0 ? 3 : (b0 & 0xF8) == 0xF0 ? 4 : 0;
+        const std::size_t len = b0 < 0x80             ? 1
+                                : (b0 & 0xE0) == 0xC0 ? 2
+                                : (b0 & 0xF0) == 0xE0 ? 3
+                                : (b0 & 0xF8) == 0xF0 ? 4
+                                                      : 0;
         check(len != 0 && i + len <= s.size());
         std::uint32_t cp = len == 1 ? b0 : len == 2 ? (b0 & 0x1Fu) : len == 3 ? (b0 & 0x0Fu) : (b0 & 0x07u);
         for (std::size_t k = 1; k < len; ++k) {

@@ -4,10 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "core/config/config_file.hpp"
 #include "core/config/monitor_config_fields.hpp"

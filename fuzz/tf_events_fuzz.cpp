@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +35,9 @@ void check(bool ok) {
 
 // Nothing stored: the consumer only asks the registry for ids.
 class EmptyStore final : public msmon::IngestStore {
-  public:
+public:
     msmon::IngestSnapshot load_snapshot() override { return {}; }
+    std::optional<msmon::FileProgress> load_file(const std::string&) override { return std::nullopt; }
     std::vector<msmon::TensorInfo> load_tensors(std::int64_t) override { return {}; }
     std::vector<msmon::DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override {
         return {};
@@ -93,8 +95,7 @@ ReadOutcome read_all(std::string_view file, std::size_t chunk, std::size_t read_
     }
     for (const auto& e : batch.events) check(e.kind == "config" && e.message.find(": ") != std::string::npos);
     out.events = batch.events.size();
-    for (const auto& row : batch.rows)
-        check(row.value_count >= 1 && row.value_count <= msmon::kMaxNumericOps);
+    for (const auto& row : batch.rows) check(row.value_count >= 1 && row.value_count <= msmon::kMaxNumericOps);
     return out;
 }
 
@@ -128,10 +129,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Every frame of the file in turn, as far as the framing goes.
     for (std::string_view bytes = file; !bytes.empty();) {
         const msmon::Frame f = msmon::next_frame(bytes);
-        if (f.status == msmon::FrameStatus::incomplete || f.status == msmon::FrameStatus::bad_length_crc)
-            break;
-        check(f.size == f.length + msmon::kTfRecordHeaderBytes + msmon::kTfRecordFooterBytes &&
-              f.size <= bytes.size());
+        if (f.status == msmon::FrameStatus::incomplete || f.status == msmon::FrameStatus::bad_length_crc) break;
+        check(f.size == f.length + msmon::kTfRecordHeaderBytes + msmon::kTfRecordFooterBytes && f.size <= bytes.size());
         check(f.data.data() == bytes.data() + msmon::kTfRecordHeaderBytes && f.data.size() == f.length);
         bytes = bytes.substr(f.size);
     }
@@ -143,8 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::string_view raw = file;
         if (msmon::decode_tf_event(raw, event, error)) {
             auto inside = [&](std::string_view v) {
-                return v.empty() ||
-                       (v.data() >= raw.data() && v.data() + v.size() <= raw.data() + raw.size());
+                return v.empty() || (v.data() >= raw.data() && v.data() + v.size() <= raw.data() + raw.size());
             };
             check(inside(event.file_version));
             for (const auto& v : event.values) {

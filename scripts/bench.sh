@@ -13,6 +13,7 @@ if [ -x ./build/bench/render_bench ]; then
 fi
 bash bench/tui_live_bench.sh build 20
 bash bench/layout_scale_bench.sh build "${LAYOUT_RANKS:-4096}" "${LAYOUT_FILES_PER_RANK:-49}"
+bash bench/memory_bench.sh build "${MEMORY_RANKS:-2000}" "${MEMORY_FILES_PER_RANK:-100}"
 if command -v clickhouse-server >/dev/null 2>&1 || [ -x /usr/sbin/clickhouse-server ]; then
   bash bench/clickhouse_ship_bench.sh build
   bash bench/clickhouse_query_bench.sh build --ranks 128 --names 40 --steps 2000 --repeats "${REPEATS:-5}"

@@ -6,8 +6,10 @@ packages=(
   build-essential cmake pkg-config
   libsqlite3-dev sqlite3 libncurses-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   zlib1g-dev  # gzip bodies to and from ClickHouse
+  libre2-dev  # patterns people type and the log parsers: linear time, no recursion
   libgtest-dev libgmock-dev libbenchmark-dev
   tmux python3
+  clang-format  # scripts/check-source.sh: the formatting CI checks
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer (libclang_rt.fuzzer) and the sanitizers
 )
 

@@ -11,14 +11,16 @@ double anomaly_rank_score(double score, std::int64_t breadth) {
 }
 
 AnomalyGroupWriter::AnomalyGroupWriter(Connection& conn)
-    : group_(conn,
-             "INSERT INTO anomaly_group(source, rule, rank, kind, name, op, count, first_step, last_step, face_id, best) "
-             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?8, -1) ON CONFLICT(source, rule, rank, kind, name, op) DO "
-             "UPDATE SET count = count + 1, first_step = min(first_step, excluded.first_step), last_step = "
-             "max(last_step, excluded.last_step)"),
-      breadth_(conn,
-               "INSERT INTO anomaly_breadth(step, rank, n, max_score) VALUES(?2, ?1, ?3, ?4) ON CONFLICT(step, rank) DO "
-               "UPDATE SET n = n + excluded.n, max_score = max(max_score, excluded.max_score) RETURNING n"),
+    : group_(
+          conn,
+          "INSERT INTO anomaly_group(source, rule, rank, kind, name, op, count, first_step, last_step, face_id, best) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?8, -1) ON CONFLICT(source, rule, rank, kind, name, op) DO "
+          "UPDATE SET count = count + 1, first_step = min(first_step, excluded.first_step), last_step = "
+          "max(last_step, excluded.last_step)"),
+      breadth_(
+          conn,
+          "INSERT INTO anomaly_breadth(step, rank, n, max_score) VALUES(?2, ?1, ?3, ?4) ON CONFLICT(step, rank) DO "
+          "UPDATE SET n = n + excluded.n, max_score = max(max_score, excluded.max_score) RETURNING n"),
       members_(conn, "SELECT id, source, rule, kind, name, op, score FROM anomaly WHERE step = ? AND rank = ?"),
       // Highest rank score wins; on a tie the earliest anomaly, as a stable in-memory sort would keep it.
       face_(conn,

@@ -1,9 +1,9 @@
 // The Anomalies table's default view, kept by the writer: one anomaly_group row per (source, rule, rank, kind,
 // name, op) with its count, step range and face (the member ranked highest), and anomaly_breadth counting
-// anomalies per (rank, step) with their highest score (the Overview's marks). A member's rank score is score + 5·log10(breadth of its rank and step) (0 when
-// score <= 0) — the same rule as tui/models/anomaly_table — so the first page is an index walk, not a sort
-// of every anomaly. Breadths only grow and anomalies are never removed, so a group's best only grows: each
-// commit re-ranks just the members at the (rank, step)s it touched.
+// anomalies per (rank, step) with their highest score (the Overview's marks). A member's rank score is score +
+// 5·log10(breadth of its rank and step) (0 when score <= 0) — the same rule as tui/models/anomaly_table — so the first
+// page is an index walk, not a sort of every anomaly. Breadths only grow and anomalies are never removed, so a group's
+// best only grows: each commit re-ranks just the members at the (rank, step)s it touched.
 #pragma once
 
 #include <cstdint>

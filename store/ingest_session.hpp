@@ -15,9 +15,8 @@ public:
     enum class OpenStatus { ok, locked, failed };
     // Takes the store's writer lock and opens (creating if needed) the store; with `ship_destination`, as a
     // spool for it (store/ship_spool.hpp).
-    static std::unique_ptr<IngestSession> open(const std::string& store_path, IngestOptions options,
-                                               OpenStatus& status, std::string& error,
-                                               const std::string& ship_destination = "");
+    static std::unique_ptr<IngestSession> open(const std::string& store_path, IngestOptions options, OpenStatus& status,
+                                               std::string& error, const std::string& ship_destination = "");
 
     IngestEngine& engine() { return *engine_; }
 

@@ -2,10 +2,9 @@
 // from anomaly_group (one row per rule, rank and series), not from every stored anomaly.
 #include "store/prom_gauges.hpp"
 
-#include "store/sample_chunks.hpp"
-
 #include <map>
 
+#include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
 
 namespace msmon {
@@ -42,8 +41,9 @@ JobGauges PromGaugeCollector::collect() {
             seen = {*r.last_step, now};
             const auto seeded = seeded_.find(r.rank);
             if (seeded != seeded_.end() && seeded->second.step == *r.last_step) {
-                const double ago = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                                       .count() - seeded->second.unix_seconds;
+                const double ago =
+                    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+                    seeded->second.unix_seconds;
                 if (ago > 0)
                     seen.second = now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                             std::chrono::duration<double>(ago));
@@ -77,8 +77,8 @@ JobGauges PromGaugeCollector::collect() {
     Statement anomalies(conn_, "SELECT rank, rule, sum(count) FROM anomaly_group GROUP BY rank, rule");
     while (anomalies.step())
         at(static_cast<int>(anomalies.int64(0))).anomalies_by_rule[anomalies.text(1)] = anomalies.int64(2);
-    Statement checkpoints(
-        conn_, "SELECT rank, step, healthy FROM checkpoint ORDER BY rank, step, source_path, position");
+    Statement checkpoints(conn_,
+                          "SELECT rank, step, healthy FROM checkpoint ORDER BY rank, step, source_path, position");
     while (checkpoints.step()) {
         RankGauges& r = at(static_cast<int>(checkpoints.int64(0)));
         const bool healthy = checkpoints.int64(2) != 0;
@@ -90,8 +90,7 @@ JobGauges PromGaugeCollector::collect() {
     g.job = job_;
     g.node = node_;
     for (auto& [_, r] : ranks) g.ranks.push_back(std::move(r));
-    g.updated_unix_seconds =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    g.updated_unix_seconds = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     return g;
 }
 

@@ -12,14 +12,14 @@
 namespace msmon {
 
 class PromGaugeCollector {
-  public:
+public:
     PromGaugeCollector(const std::string& store_path, std::string job, std::string node);
     // The gauges now. seconds_since_step counts from when this collector first saw each rank's latest step, or
     // from the time `seed` gives for that step (what the previous agent's file said).
     JobGauges collect();
     void seed(const std::map<int, StepSeen>& previous) { seeded_ = previous; }
 
-  private:
+private:
     Connection conn_;
     std::string job_, node_;
     std::map<int, std::pair<std::int64_t, std::chrono::steady_clock::time_point>> step_seen_;

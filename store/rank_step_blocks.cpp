@@ -1,6 +1,5 @@
 // rank_block maintenance: deltas per (kind, op, rank, step) in memory, merged block by block at commit.
 #include "store/rank_step_blocks.hpp"
-#include "store/sample_chunks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,49 +7,14 @@
 #include <limits>
 #include <map>
 
+#include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
 
 namespace msmon {
 
-AggregateRule aggregate_rule(std::string_view op) {
-    if (op == "norm") return AggregateRule::sum_of_squares;
-    if (op == "max") return AggregateRule::max;
-    if (op == "min") return AggregateRule::min;
-    return AggregateRule::sum;
-}
-
-void combine(AggregateRule rule, StepAggregate& into, const StepAggregate& more) {
-    if (more.n > 0) {
-        if (into.n == 0) into.acc = more.acc;
-        else if (rule == AggregateRule::max) into.acc = std::max(into.acc, more.acc);
-        else if (rule == AggregateRule::min) into.acc = std::min(into.acc, more.acc);
-        else into.acc += more.acc;
-    }
-    into.n += more.n;
-    into.nans += more.nans;
-}
-
-void add_value(AggregateRule rule, StepAggregate& a, double v) {
-    if (std::isnan(v)) {
-        ++a.nans;
-        return;
-    }
-    StepAggregate one{a.step, rule == AggregateRule::sum_of_squares ? v * v : v, 1, 0};
-    combine(rule, a, one);
-}
-
-double aggregate_value(std::string_view op, const StepAggregate& a) {
-    if (a.nans > 0 || a.n == 0) return std::numeric_limits<double>::quiet_NaN();
-    switch (aggregate_rule(op)) {
-        case AggregateRule::sum_of_squares: return std::sqrt(a.acc);
-        case AggregateRule::max:
-        case AggregateRule::min: return a.acc;
-        case AggregateRule::sum: return op == "nans" ? a.acc : a.acc / a.n;
-    }
-    return a.acc;
-}
-
-std::int64_t block_of(std::int64_t step) { return step >> kBlockShift; }  // arithmetic shift: floor for negatives
+std::int64_t block_of(std::int64_t step) {
+    return step >> kBlockShift;
+}  // arithmetic shift: floor for negatives
 
 StepAggregate decode_entry(const void* data) {
     const auto* p = static_cast<const unsigned char*>(data);
@@ -115,7 +79,8 @@ const RankStepBlockWriter::TensorKey& RankStepBlockWriter::tensor(std::int64_t i
     if (it != tensors_.end()) return it->second;
     tensor_q_.reset();
     tensor_q_.bind(1, id);
-    if (!tensor_q_.step()) throw SqliteError("rank_block: tensor " + std::to_string(id) + " is not stored", SQLITE_ERROR);
+    if (!tensor_q_.step())
+        throw SqliteError("rank_block: tensor " + std::to_string(id) + " is not stored", SQLITE_ERROR);
     TensorKey k{intern(kinds_, kind_ids_, tensor_q_.text(0)), static_cast<int>(tensor_q_.int64(1))};
     tensor_q_.reset();
     return tensors_.emplace(id, k).first->second;
@@ -126,7 +91,8 @@ const std::vector<int>& RankStepBlockWriter::layout(std::int64_t id) {
     if (it != layouts_.end()) return it->second;
     layout_q_.reset();
     layout_q_.bind(1, id);
-    if (!layout_q_.step()) throw SqliteError("rank_block: layout " + std::to_string(id) + " is not stored", SQLITE_ERROR);
+    if (!layout_q_.step())
+        throw SqliteError("rank_block: layout " + std::to_string(id) + " is not stored", SQLITE_ERROR);
     const std::string ops = layout_q_.text(0);
     layout_q_.reset();
     std::vector<int> numeric;
@@ -176,7 +142,8 @@ void RankStepBlockWriter::rebuild(const SampleRow& row) {
 
 void RankStepBlockWriter::recompute(const Key& sk) {
     // Drop what was collected for this step and take the stored samples' word for it.
-    for (std::size_t op = 0; op < ops_.size(); ++op) deltas_.erase(Key{sk.kind, static_cast<int>(op), sk.rank, sk.step});
+    for (std::size_t op = 0; op < ops_.size(); ++op)
+        deltas_.erase(Key{sk.kind, static_cast<int>(op), sk.rank, sk.step});
     // Prepared on first use: a migration from a store older than sample_chunk aggregates without it.
     if (!rows_of_step_)
         rows_of_step_ = std::make_unique<Statement>(
@@ -195,7 +162,8 @@ void RankStepBlockWriter::recompute(const Key& sk) {
     while (rows_of_step.step()) {
         chunk.clear();
         decode_chunk(sqlite3_column_blob(rows_of_step.raw(), 1),
-                     static_cast<std::size_t>(sqlite3_column_bytes(rows_of_step.raw(), 1)), rows_of_step.int64(0), chunk);
+                     static_cast<std::size_t>(sqlite3_column_bytes(rows_of_step.raw(), 1)), rows_of_step.int64(0),
+                     chunk);
         for (const SampleRow& r : chunk) {
             if (r.step != sk.step) continue;
             layout_ids.push_back(r.layout_id);

@@ -19,27 +19,13 @@
 #include <vector>
 
 #include "core/ingest/record_batch.hpp"
+#include "core/series/op_aggregate.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {
 
 inline constexpr int kBlockShift = 6;
 inline constexpr std::size_t kBlockEntryBytes = 24;
-
-struct StepAggregate {
-    std::int64_t step = 0;
-    double acc = 0;
-    std::int32_t n = 0;
-    std::int32_t nans = 0;
-};
-
-enum class AggregateRule { sum_of_squares, max, min, sum };
-AggregateRule aggregate_rule(std::string_view op);
-void combine(AggregateRule rule, StepAggregate& into, const StepAggregate& more);
-// The value the Overview shows for one step.
-double aggregate_value(std::string_view op, const StepAggregate& a);
-// One value into an aggregate.
-void add_value(AggregateRule rule, StepAggregate& a, double v);
 
 std::int64_t block_of(std::int64_t step);
 // One entry at `p` (kBlockEntryBytes long), and a whole block.

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -152,6 +153,24 @@ inline std::vector<std::string> module_candidates(const std::string& tensor_name
     return out;
 }
 
+// One row of the Layers view: one tensor of one kind on one rank (each micro-step its own row).
+struct ModuleRow {
+    std::string name;
+    std::string vpp_stage;
+    std::optional<std::int64_t> micro_step;
+    bool operator==(const ModuleRow&) const = default;
+};
+
+// `op` of each of `rows` (all of `kind`, on `rank`): the steps of the window [lo, hi] only (either bound absent: the
+// data's), reduced to `window.columns` as rank_series is (series_reduction.hpp); no columns: every step of it.
+struct ModuleSeriesRequest {
+    std::string kind;
+    std::string op;
+    int rank = 0;
+    std::vector<ModuleRow> rows;
+    SeriesWindow window;
+};
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -160,6 +179,8 @@ public:
     virtual void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) = 0;
     virtual StoreSummary summary() = 0;
     virtual std::vector<IssueRecord> issues(std::size_t limit) = 0;
+    // How many malformed lines the store holds (every session's, not only the running one's).
+    virtual std::uint64_t issue_count() { return issues(std::numeric_limits<std::size_t>::max()).size(); }
     // Anomalies in the order they were stored (a dump's entries in file order).
     virtual std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) = 0;
     virtual AnomalyGroupPage anomaly_groups(const AnomalyGroupRequest& request) = 0;
@@ -182,6 +203,13 @@ public:
     };
     virtual ModuleInfo module_info(int rank, const std::string& tensor_name) = 0;
     virtual std::vector<RankSeries> rank_series(const RankSeriesRequest& request) = 0;
+    // The tensors of `kind` on `rank` in forward order: the order the rank's runs first listed them (msprobe
+    // writes a step's activations in the order the model runs), a later run's new tensors after.
+    virtual std::vector<ModuleRow> module_rows(const std::string& kind, int rank);
+    // One step-sorted series per requested row, in the request's order (empty where a row has no values); a step
+    // two runs wrote (a restart) keeps the later run's value. This default streams points(); stores override it
+    // to read only the rows asked for.
+    virtual std::vector<std::vector<StepValue>> module_series(const ModuleSeriesRequest& request);
     // The latest steps msprobe collected (any rank, any CSV kind), newest first, at most `limit` of them: what a
     // dynamic collection wrote, for the config view's "collecting since step N, k of N".
     virtual std::vector<std::int64_t> collected_steps(std::size_t limit) = 0;

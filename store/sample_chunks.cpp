@@ -11,12 +11,14 @@ namespace msmon {
 namespace {
 
 enum Tag : unsigned { kNaN = 0, kWhole = 1, kBytes = 2 };
-constexpr unsigned kLayoutChanged = 0x10, kShapeChanged = 0x20, kDtypeChanged = 0x40;
+constexpr unsigned kLayoutChanged = 0x10, kShapeChanged = 0x20, kDtypeChanged = 0x40, kFullPrecisionRow = 0x80;
 
 std::uint64_t zigzag(std::int64_t v) {
     return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
 }
-std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
+std::int64_t unzigzag(std::uint64_t v) {
+    return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
 
 void put_varint(std::string& out, std::uint64_t v) {
     while (v >= 0x80) {
@@ -77,11 +79,15 @@ void decode_column(Statement& st, int col, std::int64_t tensor_id, std::vector<S
                  tensor_id, out);
 }
 
-bool by_step(const SampleRow& a, const SampleRow& b) { return a.step < b.step; }
+bool by_step(const SampleRow& a, const SampleRow& b) {
+    return a.step < b.step;
+}
 
 }  // namespace
 
-std::int64_t sample_block_of(std::int64_t step) { return step >> kSampleBlockShift; }
+std::int64_t sample_block_of(std::int64_t step) {
+    return step >> kSampleBlockShift;
+}
 
 std::string encode_chunk(const SampleRow* const* rows, std::size_t n) {
     std::string out;
@@ -98,6 +104,7 @@ std::string encode_chunk(const SampleRow* const* rows, std::size_t n) {
         if (r.layout_id != layout) head |= kLayoutChanged;
         if (r.shape_id != shape) head |= kShapeChanged;
         if (r.dtype_id != dtype) head |= kDtypeChanged;
+        if (r.precedence > 0) head |= kFullPrecisionRow;
         out.push_back(static_cast<char>(head));
         if (head & kLayoutChanged) put_varint(out, zigzag(layout = r.layout_id));
         if (head & kShapeChanged) put_varint(out, zigzag(shape = r.shape_id));
@@ -136,7 +143,8 @@ void decode_chunk(const void* data, std::size_t bytes, std::int64_t tensor_id, s
         r.step = step;
         const unsigned head = in.byte();
         const int count = static_cast<int>(head & 0x0f);
-        if (count > kMaxNumericOps || (head & 0x80)) corrupt(tensor_id);
+        if (count > kMaxNumericOps) corrupt(tensor_id);
+        r.precedence = (head & kFullPrecisionRow) ? kFullPrecision : kRoundedText;
         if (head & kLayoutChanged) r.layout_id = static_cast<std::int32_t>(unzigzag(in.varint()));
         if (head & kShapeChanged) r.shape_id = static_cast<std::int32_t>(unzigzag(in.varint()));
         if (head & kDtypeChanged) r.dtype_id = static_cast<std::int32_t>(unzigzag(in.varint()));
@@ -165,7 +173,8 @@ SampleChunkReader::SampleChunkReader(Connection& conn)
       last_(conn,
             "SELECT max(last_step) FROM sample_chunk WHERE tensor_id = ?1 AND block = (SELECT max(block) FROM "
             "sample_chunk WHERE tensor_id = ?1)"),
-      descending_(conn, "SELECT block, data FROM sample_chunk WHERE tensor_id = ? ORDER BY block DESC, first_step DESC") {}
+      descending_(conn,
+                  "SELECT block, data FROM sample_chunk WHERE tensor_id = ? ORDER BY block DESC, first_step DESC") {}
 
 void SampleChunkReader::read(std::int64_t tensor_id, std::int64_t lo, std::int64_t hi, std::vector<SampleRow>& out) {
     out.clear();
@@ -233,10 +242,11 @@ SampleChunkWriter::SampleChunkWriter(Connection& conn)
                "max(block) FROM sample_chunk WHERE tensor_id = ?1)"),
       block_q_(conn, "SELECT data FROM sample_chunk WHERE tensor_id = ? AND block = ?"),
       erase_(conn, "DELETE FROM sample_chunk WHERE tensor_id = ? AND block = ?"),
-      insert_(conn,
-              "INSERT INTO sample_chunk(tensor_id, block, first_step, last_step, n, data) VALUES(?,?,?,?,?,?)") {}
+      insert_(conn, "INSERT INTO sample_chunk(tensor_id, block, first_step, last_step, n, data) VALUES(?,?,?,?,?,?)") {}
 
-void SampleChunkWriter::clear() { tensors_.clear(); }
+void SampleChunkWriter::clear() {
+    tensors_.clear();
+}
 
 SampleChunkWriter::TensorState& SampleChunkWriter::state(std::int64_t tensor_id) {
     auto it = tensors_.find(tensor_id);
@@ -265,7 +275,8 @@ void SampleChunkWriter::insert(std::int64_t tensor_id, std::int64_t block, const
     insert_.run();
 }
 
-void SampleChunkWriter::merge_block(std::int64_t tensor_id, std::int64_t block, const std::vector<const SampleRow*>& fresh,
+void SampleChunkWriter::merge_block(std::int64_t tensor_id, std::int64_t block,
+                                    const std::vector<const SampleRow*>& fresh,
                                     const std::function<void(const SampleRow&)>* replaced) {
     stored_.clear();
     block_q_.reset();
@@ -282,9 +293,13 @@ void SampleChunkWriter::merge_block(std::int64_t tensor_id, std::int64_t block, 
         if (j == fresh.size() || (i < stored_.size() && stored_[i].step < fresh[j]->step)) {
             merged.push_back(&stored_[i++]);
         } else if (i < stored_.size() && stored_[i].step == fresh[j]->step) {
-            ++i;
+            // The same step again: the fresh row replaces the stored one unless a source of higher precedence
+            // wrote that (either way the step's aggregates are rebuilt from what stays).
             if (replaced) (*replaced)(*fresh[j]);
-            merged.push_back(fresh[j++]);
+            if (fresh[j]->precedence >= stored_[i].precedence) merged.push_back(fresh[j]);
+            else merged.push_back(&stored_[i]);
+            ++i;
+            ++j;
         } else {
             merged.push_back(fresh[j++]);
         }
@@ -298,11 +313,11 @@ void SampleChunkWriter::merge_block(std::int64_t tensor_id, std::int64_t block, 
 
 void SampleChunkWriter::write_block(std::int64_t tensor_id, std::int64_t block, std::vector<const SampleRow*>& rows,
                                     const std::function<void(const SampleRow&)>& replaced) {
-    // A step written twice in this commit: the last write stays.
+    // A step written twice in this commit: the last write of the highest precedence stays.
     std::size_t kept = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         if (kept > 0 && rows[kept - 1]->step == rows[i]->step) {
-            rows[kept - 1] = rows[i];
+            if (rows[i]->precedence >= rows[kept - 1]->precedence) rows[kept - 1] = rows[i];
             replaced(*rows[i]);
         } else {
             rows[kept++] = rows[i];

@@ -11,6 +11,8 @@
 // Chunk bytes, per row: varint zigzag(step - previous step), a head byte (low 4 bits: value count; bits 4–6:
 // layout, shape, dtype id differ from the previous row's), those ids as zigzag varints, then 2-bit tags per value
 // (0 NaN, 1 whole number as a zigzag varint, 2 the 8 IEEE bytes) packed 4 to a byte, then the values.
+// Head bit 7: the row came from a full-precision source (SampleRow::precedence 1); stores before version 8 never
+// set it.
 // Whole numbers (counts of NaNs and zeros, integer-valued stats) cost 1–3 bytes; -0.0 and ±inf keep their bytes.
 #pragma once
 
@@ -55,7 +57,8 @@ class SampleChunkWriter {
 public:
     explicit SampleChunkWriter(Connection& conn);
     // `rows` visited in `order`: by (tensor, step), stable, so of a repeated (tensor, step) the last write comes
-    // last and wins. `replaced` is called for each row that replaces a stored value (or one earlier in `rows`).
+    // last and wins, unless what it meets has a higher precedence (SampleRow::precedence), which stays.
+    // `replaced` is called for each row that meets a stored value (or one earlier in `rows`), kept or not.
     void write(const std::vector<SampleRow>& rows, const std::vector<std::uint32_t>& order,
                const std::function<void(const SampleRow&)>& replaced);
     // The transaction failed: forget what was learned about the stored chunks.

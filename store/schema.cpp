@@ -4,14 +4,14 @@
 // migration that reads the old table (NULL there meant NaN).
 #include "store/schema.hpp"
 
-#include "store/anomaly_groups.hpp"
-#include "store/rank_step_blocks.hpp"
-#include "store/sample_chunks.hpp"
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+
+#include "store/anomaly_groups.hpp"
+#include "store/rank_step_blocks.hpp"
+#include "store/sample_chunks.hpp"
 
 namespace msmon {
 
@@ -225,6 +225,17 @@ ALTER TABLE ship_mark ADD COLUMN issue_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ship_mark ADD COLUMN module_hash INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ship_mark ADD COLUMN module_gen INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 7 → 8: file.issues counts a file's malformed lines, stored or not (only the first ones of a file are
+    // stored: core/ingest/issue_cap.hpp); the stored ones so far are its count. file_by_kind: start-up reads the
+    // few logs and documents by kind, not the whole table (200,000 CSV rows filled a 64 MB page cache). Sample chunks
+    // may now set head
+    // bit 7 (a row from a full-precision source, which a rounded one does not replace), which an msmon knowing
+    // version 7 would read as a corrupt chunk: it is told the store's version instead.
+    R"sql(
+ALTER TABLE file ADD COLUMN issues INTEGER NOT NULL DEFAULT 0;
+UPDATE file SET issues = (SELECT count(*) FROM parse_issue p WHERE p.file_id = file.id);
+CREATE INDEX file_by_kind ON file(kind);
+)sql",
 };
 
 // A store written before anomaly_group existed: group every stored anomaly, in the order they were stored.
@@ -339,15 +350,37 @@ void configure_connection(Connection& conn, bool writer) {
     }
 }
 
+int check_readable_version(Connection& conn) {
+    Statement v(conn, "PRAGMA user_version");
+    v.step();
+    const std::int64_t version = v.int64(0);
+    if (version < kOldestReadableVersion || version > kSchemaVersion)
+        throw SqliteError("store version " + std::to_string(version) + " is not one msmon knows ('" + conn.path() +
+                              "': this msmon reads versions " + std::to_string(kOldestReadableVersion) + " to " +
+                              std::to_string(kSchemaVersion) + ")",
+                          SQLITE_ERROR);
+    return static_cast<int>(version);
+}
+
 void migrate(Connection& conn) {
     Statement version(conn, "PRAGMA user_version");
     version.step();
     const int current = static_cast<int>(version.int64(0));
     version.reset();
-    if (current > kSchemaVersion)
-        throw SqliteError("store '" + conn.path() + "' has schema version " + std::to_string(current) +
-                              ", newer than this msmon understands (" + std::to_string(kSchemaVersion) + ")",
+    if (current < 0 || current > kSchemaVersion)
+        throw SqliteError("store version " + std::to_string(current) + " is not one msmon knows ('" + conn.path() +
+                              "': this msmon reads versions 1 to " + std::to_string(kSchemaVersion) + ")",
                           SQLITE_ERROR);
+    if (current == 0) {
+        // Version 0 is a new, empty file. Tables in it make it another program's database: never written into.
+        Statement tables(conn, "SELECT count(*) FROM sqlite_master");
+        tables.step();
+        if (tables.int64(0) > 0)
+            throw SqliteError("'" + conn.path() +
+                                  "' is not an msmon store (an SQLite database of another program; "
+                                  "it was left as it is)",
+                              SQLITE_ERROR);
+    }
     for (int v = current; v < kSchemaVersion; ++v) {
         Transaction txn(conn);
         conn.exec(kMigrations[v]);

@@ -5,13 +5,12 @@
 #include <cmath>
 #include <limits>
 
+#include "core/series/step_columns.hpp"
 #include "store/reader.hpp"
 
 namespace msmon {
 
 namespace {
-
-__extension__ typedef __int128 Wide;
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
@@ -51,18 +50,18 @@ struct Kept {
     }
 };
 
-void reduce_one(std::vector<StepValue>& pts, std::int64_t lo, std::int64_t hi, int columns,
-                std::optional<std::int64_t> keep_step) {
+void reduce_one(std::vector<StepValue>& pts, const StepColumns& split, std::optional<std::int64_t> keep_step) {
     if (pts.empty()) return;
     std::vector<char> keep(pts.size(), 0);
     keep.front() = keep.back() = 1;
+    const int columns = split.columns();
     std::vector<Kept> cols(static_cast<std::size_t>(columns));
     Kept before, after_window;  // before: last finite/positive; after: first finite/positive
     std::size_t at_cursor = kNone;
     for (std::size_t i = 0; i < pts.size(); ++i) {
         const std::int64_t step = pts[i].step;
         if (keep_step && step <= *keep_step) at_cursor = i;
-        const std::int64_t c = window_column(step, lo, hi, columns);
+        const std::int64_t c = split.column(step);
         if (c < 0) {
             before.add(pts, i);
         } else if (c >= columns) {
@@ -83,12 +82,6 @@ void reduce_one(std::vector<StepValue>& pts, std::int64_t lo, std::int64_t hi, i
 
 }  // namespace
 
-std::int64_t window_column(std::int64_t step, std::int64_t lo, std::int64_t hi, int columns) {
-    if (step < lo) return -1;
-    if (step > hi) return columns;
-    return static_cast<std::int64_t>((Wide{step} - Wide{lo}) * Wide{columns} / (Wide{hi} - Wide{lo} + 1));
-}
-
 void reduce_series(std::vector<RankSeries>& series, const SeriesWindow& window) {
     if (window.columns <= 0) return;
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
@@ -97,7 +90,8 @@ void reduce_series(std::vector<RankSeries>& series, const SeriesWindow& window) 
     if (window.lo) lo = *window.lo;
     if (window.hi) hi = *window.hi;
     if (hi < lo) return;
-    for (auto& rs : series) reduce_one(rs.points, lo, hi, window.columns, window.keep_step);
+    const StepColumns split(lo, hi, window.columns);
+    for (auto& rs : series) reduce_one(rs.points, split, window.keep_step);
 }
 
 }  // namespace msmon

@@ -27,12 +27,12 @@ struct RankStepRow {
 };
 
 class RankStepReader {
-  public:
+public:
     explicit RankStepReader(const std::string& store_path);
     // The stored aggregates of these steps (one snapshot); keys with none stored are left out.
     std::vector<RankStepRow> read(const std::set<RankStepKey>& keys);
 
-  private:
+private:
     Connection conn_;
 };
 

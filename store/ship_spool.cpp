@@ -1,14 +1,13 @@
 // Reading a spool: journal entries in seq order, each one range scan of one tensor's rows.
 #include "store/ship_spool.hpp"
 
-#include "store/sample_chunks.hpp"
-
 #include <cstdlib>
 #include <limits>
 #include <random>
 #include <stdexcept>
 
 #include "core/tail/file_tailer.hpp"
+#include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
 #include "store/stored_rows.hpp"
 
@@ -26,17 +25,15 @@ void enable_spool(Connection& writer, const std::string& destination) {
     }
     std::random_device rd;
     const std::uint64_t spool = (static_cast<std::uint64_t>(rd()) << 32 | rd()) & 0x7fffffffffffffffull;
-    Statement add(
-        writer,
-        "INSERT INTO ship_mark(destination, spool, points_seq, anomaly_id, event_id, checkpoint_hash, "
-        "checkpoint_gen) VALUES(?, ?, 0, 0, 0, 0, 0)");
+    Statement add(writer,
+                  "INSERT INTO ship_mark(destination, spool, points_seq, anomaly_id, event_id, checkpoint_hash, "
+                  "checkpoint_gen) VALUES(?, ?, 0, 0, 0, 0, 0)");
     add.bind(1, std::string_view(destination));
     add.bind(2, static_cast<std::int64_t>(spool));
     add.run();
     // Rows committed before spooling began: every stored tensor, whole.
-    Statement backfill(
-        writer,
-        "INSERT INTO ship_journal(tensor_id, lo_step, hi_step) SELECT id, ?, ? FROM tensor ORDER BY id");
+    Statement backfill(writer,
+                       "INSERT INTO ship_journal(tensor_id, lo_step, hi_step) SELECT id, ?, ? FROM tensor ORDER BY id");
     backfill.bind(1, std::numeric_limits<std::int64_t>::min());
     backfill.bind(2, std::numeric_limits<std::int64_t>::max());
     backfill.run();
@@ -44,16 +41,14 @@ void enable_spool(Connection& writer, const std::string& destination) {
 }
 
 ShipSpool::ShipSpool(const std::string& store_path)
-    : read_(store_path, Connection::Mode::read_only),
-      write_(store_path, Connection::Mode::read_write_create) {
+    : read_(store_path, Connection::Mode::read_only), write_(store_path, Connection::Mode::read_write_create) {
     configure_connection(read_, false);
 }
 
 SpoolMark ShipSpool::mark() {
-    Statement q(
-        read_,
-        "SELECT destination, spool, points_seq, anomaly_id, event_id, checkpoint_hash, checkpoint_gen, "
-        "issue_id, module_hash, module_gen FROM ship_mark");
+    Statement q(read_,
+                "SELECT destination, spool, points_seq, anomaly_id, event_id, checkpoint_hash, checkpoint_gen, "
+                "issue_id, module_hash, module_gen FROM ship_mark");
     if (!q.step()) throw std::runtime_error("store '" + read_.path() + "' is not a spool (no destination)");
     SpoolMark m;
     m.destination = q.text(0);
@@ -71,10 +66,9 @@ SpoolMark ShipSpool::mark() {
 
 const ShipSpool::Tensor& ShipSpool::tensor(std::int64_t id) {
     if (auto it = tensors_.find(id); it != tensors_.end()) return it->second;
-    Statement q(
-        read_,
-        "SELECT r.rank, r.path, t.kind, t.vpp_stage, t.name, t.micro_step FROM tensor t JOIN run r ON "
-        "r.id = t.run_id WHERE t.id = ?");
+    Statement q(read_,
+                "SELECT r.rank, r.path, t.kind, t.vpp_stage, t.name, t.micro_step FROM tensor t JOIN run r ON "
+                "r.id = t.run_id WHERE t.id = ?");
     q.bind(1, id);
     Tensor t;
     if (q.step()) {
@@ -99,8 +93,7 @@ const ShipSpool::Layout& ShipSpool::layout(std::int64_t id) {
         int numeric = 0;
         for (std::size_t start = 0; start <= ops.size();) {
             auto comma = ops.find(',', start);
-            std::string op =
-                ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            std::string op = ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
             l.slot.push_back(op == "shape" ? -1 : op == "dtype" ? -2 : numeric++);
             l.ops.push_back(std::move(op));
             if (comma == std::string::npos) break;
@@ -125,8 +118,7 @@ std::int64_t ShipSpool::points_after(std::int64_t after_seq, std::size_t max_val
         Connection& c;
         ~Guard() { sqlite3_exec(c.raw(), "COMMIT", nullptr, nullptr, nullptr); }
     } guard{read_};
-    Statement entries(read_,
-                      "SELECT seq, tensor_id, lo_step, hi_step FROM ship_journal WHERE seq > ? ORDER BY seq");
+    Statement entries(read_, "SELECT seq, tensor_id, lo_step, hi_step FROM ship_journal WHERE seq > ? ORDER BY seq");
     SampleChunkReader chunks(read_);
     std::vector<SampleRow> rows;
     entries.bind(1, after_seq);
@@ -187,9 +179,8 @@ std::vector<SpoolAnomaly> ShipSpool::anomalies_after(std::int64_t after_id, std:
 
 std::vector<SpoolEvent> ShipSpool::events_after(std::int64_t after_id, std::size_t limit) {
     std::vector<SpoolEvent> out;
-    Statement q(
-        read_,
-        "SELECT id, run_id, rank, step, kind, time, message FROM event WHERE id > ? ORDER BY id LIMIT ?");
+    Statement q(read_,
+                "SELECT id, run_id, rank, step, kind, time, message FROM event WHERE id > ? ORDER BY id LIMIT ?");
     q.bind(1, after_id);
     q.bind(2, static_cast<std::int64_t>(limit));
     while (q.step()) {
@@ -212,9 +203,9 @@ std::vector<CheckpointRecord> ShipSpool::checkpoints(std::uint64_t& hash) {
     Statement q(read_, kStoredCheckpointsQuery);
     while (q.step()) {
         CheckpointRecord c = read_stored_checkpoint(q);
-        all += c.source_path + '\x1f' + std::to_string(c.position) + '\x1f' + c.name + '\x1f' +
-               std::to_string(c.rank) + '\x1f' + std::to_string(c.epoch) + '\x1f' + std::to_string(c.step) +
-               '\x1f' + std::to_string(c.times) + '\x1f' + (c.healthy ? "1" : "0") + '\x1e';
+        all += c.source_path + '\x1f' + std::to_string(c.position) + '\x1f' + c.name + '\x1f' + std::to_string(c.rank) +
+               '\x1f' + std::to_string(c.epoch) + '\x1f' + std::to_string(c.step) + '\x1f' + std::to_string(c.times) +
+               '\x1f' + (c.healthy ? "1" : "0") + '\x1e';
         out.push_back(std::move(c));
     }
     hash = fingerprint_hash(all.data(), all.size()) & 0x7fffffffffffffffull;

@@ -79,7 +79,7 @@ struct SpoolModule {
 };
 
 class ShipSpool {
-  public:
+public:
     // Opens the store's spool (its own connections; the ingest writer may be committing meanwhile).
     explicit ShipSpool(const std::string& store_path);
 
@@ -106,7 +106,7 @@ class ShipSpool {
     // Stores the mark and drops the journal entries it covers, in one transaction.
     void advance(const SpoolMark& m);
 
-  private:
+private:
     struct Tensor {
         int rank = 0;
         std::string run, kind, vpp_stage, name;

@@ -39,13 +39,11 @@ std::vector<SpoolModule> ShipSpool::modules(std::uint64_t& hash) {
         return m;
     };
     Statement structs(read_, "SELECT rank, module, json FROM module_struct");
-    while (structs.step())
-        at(static_cast<int>(structs.int64(0)), structs.text(1)).structure = structs.text(2);
+    while (structs.step()) at(static_cast<int>(structs.int64(0)), structs.text(1)).structure = structs.text(2);
     // Runs in descending id order: a rank's first run's stack is written last and wins.
-    Statement stacks(
-        read_,
-        "SELECT r.rank, s.module, s.stack FROM stack_info s JOIN run r ON r.id = s.run_id ORDER BY "
-        "s.run_id DESC");
+    Statement stacks(read_,
+                     "SELECT r.rank, s.module, s.stack FROM stack_info s JOIN run r ON r.id = s.run_id ORDER BY "
+                     "s.run_id DESC");
     while (stacks.step()) at(static_cast<int>(stacks.int64(0)), stacks.text(1)).stack = stacks.text(2);
     std::vector<SpoolModule> out;
     out.reserve(by_key.size());

@@ -1,17 +1,61 @@
 // RAII wrappers: errors become SqliteError with the database path and SQLite's message.
 #include "store/sqlite_handle.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 namespace msmon {
 
+namespace {
+
+// "file:" URI of a path: '%', '?' and '#' escaped.
+std::string file_uri(const std::string& path) {
+    std::string out = "file:";
+    for (char c : path) {
+        if (c == '%') out += "%25";
+        else if (c == '?') out += "%3f";
+        else if (c == '#') out += "%23";
+        else out += c;
+    }
+    return out;
+}
+
+// No msmon writer holds the store (its writer keeps an exclusive flock on "<store>.lock" while it runs).
+bool no_writer(const std::string& path) {
+    const int fd = ::open((path + ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT;
+    const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
+    ::close(fd);
+    return free;
+}
+
+}  // namespace
+
 Connection::Connection(const std::string& path, Mode mode) : path_(path) {
-    const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY
-                                              : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    open(path, flags);
+    if (mode != Mode::read_only) return;
+    // A WAL store whose writer has exited has no -shm; a reader that may not create one (another user, a read-only
+    // folder) cannot open it ("attempt to write a readonly database"). With no writer running, nothing can change
+    // it: it is read as immutable (SQLite's own answer for read-only WAL files).
+    const int rc = sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN) || !no_writer(path))
+        return;
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    open(file_uri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
+void Connection::open(const std::string& name, int flags) {
+    const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
         sqlite3_close_v2(db_);
         db_ = nullptr;
-        throw SqliteError("cannot open store '" + path + "': " + msg, rc);
+        throw SqliteError("cannot open store '" + path_ + "': " + msg, rc);
     }
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, 5000);
@@ -40,7 +84,9 @@ Statement::Statement(Connection& conn, const char* sql) : conn_(conn) {
     if (rc != SQLITE_OK) conn.fail(std::string("prepare '") + sql + "'", rc);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+    sqlite3_finalize(stmt_);
+}
 
 bool Statement::step() {
     const int rc = sqlite3_step(stmt_);
@@ -61,7 +107,9 @@ void Statement::reset() {
     sqlite3_clear_bindings(stmt_);
 }
 
-Transaction::Transaction(Connection& conn) : conn_(conn) { conn_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Connection& conn) : conn_(conn) {
+    conn_.exec("BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
     if (!done_) sqlite3_exec(conn_.raw(), "ROLLBACK", nullptr, nullptr, nullptr);

@@ -34,6 +34,7 @@ public:
     [[noreturn]] void fail(const std::string& context, int code) const;
 
 private:
+    void open(const std::string& name, int flags);
     sqlite3* db_ = nullptr;
     std::string path_;
 };
@@ -71,7 +72,8 @@ public:
     bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
     std::string text(int col) const {
         const auto* p = sqlite3_column_text(stmt_, col);
-        return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+        return p ? std::string(reinterpret_cast<const char*>(p),
+                               static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
                  : std::string();
     }
     std::optional<std::int64_t> opt_int64(int col) const {

@@ -15,24 +15,23 @@
 #include "store/rank_step_blocks.hpp"
 #include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
-#include "store/stored_rows.hpp"
 #include "store/ship_spool.hpp"
+#include "store/stored_rows.hpp"
 
 namespace msmon {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 struct SqliteIngestStore::WriteStatements {
     explicit WriteStatements(Connection& c)
         : run(c, "INSERT INTO run(id, rank, path, time_label, uid, format) VALUES(?,?,?,?,?,?)"),
-          tensor(c, "INSERT INTO tensor(id, run_id, kind, vpp_stage, name, micro_step, layout_id) VALUES(?,?,?,?,?,?,?)"),
+          tensor(c,
+                 "INSERT INTO tensor(id, run_id, kind, vpp_stage, name, micro_step, layout_id) VALUES(?,?,?,?,?,?,?)"),
           layout(c, "INSERT INTO layout(id, ops) VALUES(?,?)"),
           text(c, "INSERT INTO text_value(id, text) VALUES(?,?)"),
           file(c,
                "INSERT OR REPLACE INTO file(id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, "
-               "context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"),
+               "context, issues) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"),
           // ON CONFLICT DO NOTHING skips duplicates only; OR IGNORE would also drop rows breaking NOT NULL.
           event(c,
                 "INSERT INTO event(run_id, rank, step, kind, time, message) VALUES(?,?,?,?,?,?) ON CONFLICT DO "
@@ -50,8 +49,9 @@ struct SqliteIngestStore::WriteStatements {
           whole_file(c, "INSERT OR REPLACE INTO whole_file(path, size, mtime_ns, hash) VALUES(?,?,?,?)"),
           setting(c, "INSERT OR REPLACE INTO setting(key, value) VALUES(?,?)"),
           // The count of repeated (tensor, step) rows, kept as a setting so it survives restarts.
-          repeats(c, "INSERT INTO setting(key, value) VALUES('repeated_values', ?) ON CONFLICT(key) DO UPDATE SET "
-                     "value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)"),
+          repeats(c,
+                  "INSERT INTO setting(key, value) VALUES('repeated_values', ?) ON CONFLICT(key) DO UPDATE SET "
+                  "value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)"),
           journal(c, "INSERT INTO ship_journal(tensor_id, lo_step, hi_step) VALUES(?,?,?)") {}
@@ -104,6 +104,9 @@ SqliteIngestStore::SqliteIngestStore(const std::string& path, const std::string&
         journal_ = marks.int64(0) > 0;
     }
     configure_connection(read_conn_, false);
+    // The reading thread looks up a few rows at a time (a file's progress, a run's tensors): 8 MiB, not the
+    // 64 MiB a view's reader gets, which a start-up over 200,000 files would fill.
+    read_conn_.exec("PRAGMA cache_size=-8192");
     stmts_ = std::make_unique<WriteStatements>(write_conn_);
     blocks_ = std::make_unique<RankStepBlockWriter>(write_conn_);
     groups_ = std::make_unique<AnomalyGroupWriter>(write_conn_);
@@ -112,35 +115,51 @@ SqliteIngestStore::SqliteIngestStore(const std::string& path, const std::string&
 
 SqliteIngestStore::~SqliteIngestStore() = default;
 
+namespace {
+
+constexpr const char* kFileColumns =
+    "id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, context, issues";
+
+// A row of kFileColumns.
+FileProgress file_progress_at(Statement& files) {
+    FileProgress p;
+    p.id = files.int64(0);
+    p.run_id = files.int64(1);
+    p.path = files.text(2);
+    p.kind = files.text(3);
+    p.dev = static_cast<std::uint64_t>(files.int64(4));
+    p.ino = static_cast<std::uint64_t>(files.int64(5));
+    p.fp_len = static_cast<std::uint32_t>(files.int64(6));
+    p.fp_hash = static_cast<std::uint64_t>(files.int64(7));
+    p.offset = files.int64(8);
+    p.line = files.int64(9);
+    p.header = share_text(files.text(10));
+    p.context = files.text(11);
+    p.issues = files.int64(12);
+    return p;
+}
+
+}  // namespace
+
 IngestSnapshot SqliteIngestStore::load_snapshot() {
     IngestSnapshot snap;
     Statement runs(read_conn_, "SELECT id, rank, path, time_label, uid, format FROM run");
     while (runs.step())
-        snap.runs.push_back({runs.int64(0), static_cast<int>(runs.int64(1)), runs.text(2), runs.text(3), runs.text(4),
-                             runs.text(5)});
+        snap.runs.push_back(
+            {runs.int64(0), static_cast<int>(runs.int64(1)), runs.text(2), runs.text(3), runs.text(4), runs.text(5)});
     Statement layouts(read_conn_, "SELECT id, ops FROM layout");
     while (layouts.step()) snap.layouts.push_back({layouts.int64(0), layouts.text(1)});
     Statement texts(read_conn_, "SELECT id, text FROM text_value");
     while (texts.step()) snap.texts.push_back({texts.int64(0), texts.text(1)});
-    Statement files(read_conn_,
-                    "SELECT id, run_id, path, kind, dev, ino, fp_len, fp_hash, offset, line, header, context FROM file");
-    while (files.step()) {
-        FileProgress p;
-        p.id = files.int64(0);
-        p.run_id = files.int64(1);
-        p.path = files.text(2);
-        p.kind = files.text(3);
-        p.dev = static_cast<std::uint64_t>(files.int64(4));
-        p.ino = static_cast<std::uint64_t>(files.int64(5));
-        p.fp_len = static_cast<std::uint32_t>(files.int64(6));
-        p.fp_hash = static_cast<std::uint64_t>(files.int64(7));
-        p.offset = files.int64(8);
-        p.line = files.int64(9);
-        p.header = share_text(files.text(10));
-        p.context = files.text(11);
-        snap.max_file_id = std::max(snap.max_file_id, p.id);
-        snap.files.push_back(std::move(p));
-    }
+    std::string kinds;
+    for (const char* k : kSnapshotFileKinds) kinds += std::string(kinds.empty() ? "" : ",") + "'" + k + "'";
+    const std::string files_sql = "SELECT " + std::string(kFileColumns) + " FROM file WHERE kind IN (" + kinds + ")";
+    Statement files(read_conn_, files_sql.c_str());
+    while (files.step()) snap.files.push_back(file_progress_at(files));
+    Statement file_count(read_conn_, "SELECT count(*), coalesce(max(id), 0) FROM file");
+    file_count.step();
+    snap.file_count = file_count.int64(0);
+    snap.max_file_id = file_count.int64(1);
     Statement wholes(read_conn_, "SELECT path, size, mtime_ns, hash FROM whole_file");
     while (wholes.step())
         snap.whole_files.push_back(
@@ -151,6 +170,19 @@ IngestSnapshot SqliteIngestStore::load_snapshot() {
     max_tensor.step();
     snap.max_tensor_id = max_tensor.int64(0);
     return snap;
+}
+
+std::optional<FileProgress> SqliteIngestStore::load_file(const std::string& path) {
+    if (!file_by_path_)
+        file_by_path_ = std::make_unique<Statement>(
+            read_conn_, ("SELECT " + std::string(kFileColumns) + " FROM file WHERE path = ?").c_str());
+    Statement& q = *file_by_path_;
+    q.reset();
+    q.bind(1, std::string_view(path));
+    std::optional<FileProgress> out;
+    if (q.step()) out = file_progress_at(q);
+    q.reset();
+    return out;
 }
 
 std::vector<TensorInfo> SqliteIngestStore::load_tensors(std::int64_t run_id) {
@@ -377,6 +409,7 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.file.bind(10, f.line);
         s.file.bind(11, text_of(f.header));
         s.file.bind(12, f.context);
+        s.file.bind(13, f.issues);
         s.file.run();
     }
     txn.commit();

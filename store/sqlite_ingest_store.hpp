@@ -1,8 +1,8 @@
 // The SQLite side of ingest: loads where reading stopped; commits a batch (rows + offsets) in one transaction.
 #pragma once
 
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +24,7 @@ public:
     ~SqliteIngestStore() override;
 
     IngestSnapshot load_snapshot() override;
+    std::optional<FileProgress> load_file(const std::string& path) override;
     std::vector<TensorInfo> load_tensors(std::int64_t run_id) override;
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) override;
     std::vector<StoredSample> load_samples(const std::string& kind, std::int64_t first_step,
@@ -34,12 +35,13 @@ public:
 private:
     struct WriteStatements;
     Connection write_conn_;
-    Connection read_conn_;  // used by the reading thread only
+    Connection read_conn_;                     // used by the reading thread only
+    std::unique_ptr<Statement> file_by_path_;  // on read_conn_
     std::unique_ptr<WriteStatements> stmts_;
     std::unique_ptr<RankStepBlockWriter> blocks_;
     std::unique_ptr<AnomalyGroupWriter> groups_;
     std::unique_ptr<SampleChunkWriter> chunks_;
-    bool last_commit_failed_ = false;  // chunks_ then forgets what it learned about the stored chunks
+    bool last_commit_failed_ = false;   // chunks_ then forgets what it learned about the stored chunks
     std::vector<std::uint32_t> order_;  // a batch's rows in (tensor, step) order
     bool journal_ = false;              // a spool: commits append to ship_journal
 };

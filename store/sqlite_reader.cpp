@@ -3,17 +3,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <regex>
 #include <map>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/layout/monitor_layout.hpp"
+#include "core/text/name_pattern.hpp"
+#include "store/module_series.hpp"
 #include "store/rank_step_blocks.hpp"
-#include "store/sample_chunks.hpp"
 #include "store/reader.hpp"
+#include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
-#include "store/stored_rows.hpp"
 #include "store/sqlite_handle.hpp"
+#include "store/stored_rows.hpp"
 
 namespace msmon {
 
@@ -57,23 +60,24 @@ private:
     bool owns_;
 };
 
+// The tensors of a kind on a rank (?1 rank, ?2 kind): id, vpp_stage, name, micro_step, oldest run first, each
+// run's in the order the files first listed them.
+constexpr const char* kModuleTensors =
+    "SELECT t.id, t.vpp_stage, t.name, t.micro_step FROM tensor t JOIN run r ON r.id = t.run_id "
+    "WHERE r.rank = ?1 AND t.kind = ?2 ORDER BY r.time_label, r.id, t.id";
+
 class SqliteReader final : public Reader {
 public:
     explicit SqliteReader(const std::string& path) : conn_(path, Connection::Mode::read_only) {
         configure_connection(conn_, false);
-        Statement v(conn_, "PRAGMA user_version");
-        v.step();
-        if (v.int64(0) != kSchemaVersion)
-            throw SqliteError("store '" + path + "' has schema version " + std::to_string(v.int64(0)) +
-                                  "; this msmon reads version " + std::to_string(kSchemaVersion),
-                              SQLITE_ERROR);
+        version_ = check_readable_version(conn_);
     }
 
     void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) override {
         ReadTransaction snapshot(conn_);
         load_dictionaries();
-        std::optional<std::regex> name_re;
-        if (filter.name_regex) name_re.emplace(*filter.name_regex, std::regex::ECMAScript | std::regex::optimize);
+        std::optional<NamePattern> name_re;
+        if (filter.name_regex) name_re = NamePattern::compile_or_throw(*filter.name_regex);
         Statement tensors(conn_,
                           "SELECT t.id, r.rank, t.run_id, t.kind, t.vpp_stage, t.name, t.micro_step FROM tensor t "
                           "JOIN run r ON r.id = t.run_id WHERE (?1 IS NULL OR r.rank = ?1) AND (?2 IS NULL OR "
@@ -87,7 +91,7 @@ public:
         Point p;
         while (tensors.step()) {
             const std::string name = tensors.text(5);
-            if (name_re && !std::regex_search(name, *name_re)) continue;
+            if (name_re && !name_re->search(name)) continue;
             const std::string kind = tensors.text(3);
             const std::string vpp = tensors.text(4);
             p.rank = static_cast<int>(tensors.int64(1));
@@ -133,7 +137,8 @@ public:
         s.tensors = scalar("SELECT count(*) FROM tensor");
         s.files = scalar("SELECT count(*) FROM file");
         s.issues = scalar("SELECT count(*) FROM parse_issue");
-        s.repeats = scalar("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM setting WHERE key = 'repeated_values'), 0)");
+        s.repeats =
+            scalar("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM setting WHERE key = 'repeated_values'), 0)");
         Statement per_layout(conn_, "SELECT layout_id, count(*) FROM tensor GROUP BY layout_id");
         while (per_layout.step()) {
             auto it = layouts_.find(per_layout.int64(0));
@@ -151,6 +156,12 @@ public:
         q.bind(1, static_cast<std::int64_t>(limit));
         while (q.step()) out.push_back({q.text(0), q.int64(1), q.text(2), q.text(3)});
         return out;
+    }
+
+    // Every malformed line found, the ones only counted (beyond a file's cap) included.
+    std::uint64_t issue_count() override {
+        Statement q(conn_, version_ >= 8 ? "SELECT total(issues) FROM file" : "SELECT count(*) FROM parse_issue");
+        return q.step() ? static_cast<std::uint64_t>(q.int64(0)) : 0;
     }
 
     std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
@@ -195,9 +206,10 @@ public:
 
     std::vector<RunConfigEntry> run_config(std::optional<int> rank) override {
         std::vector<RunConfigEntry> out;
-        Statement q(conn_,
-                    "SELECT e.run_id, e.rank, e.step, e.message, r.path FROM event e LEFT JOIN run r ON r.id = e.run_id "
-                    "WHERE e.kind = ?1 AND (?2 IS NULL OR e.rank = ?2) ORDER BY e.rank, e.run_id, e.id");
+        Statement q(
+            conn_,
+            "SELECT e.run_id, e.rank, e.step, e.message, r.path FROM event e LEFT JOIN run r ON r.id = e.run_id "
+            "WHERE e.kind = ?1 AND (?2 IS NULL OR e.rank = ?2) ORDER BY e.rank, e.run_id, e.id");
         q.bind(1, std::string_view("config"));
         if (rank) q.bind(2, *rank);
         while (q.step()) {
@@ -251,10 +263,11 @@ public:
         std::vector<std::pair<int, std::int64_t>> out;
         // A tensor's last step is in its last block: two index seeks (the key is (tensor_id, block, first_step)).
         // "<tag> vs samples" twins count samples, not steps: left out.
-        Statement q(conn_,
-                    "SELECT r.rank, max((SELECT max(s.last_step) FROM sample_chunk s WHERE s.tensor_id = t.id AND s.block "
-                    "= (SELECT max(block) FROM sample_chunk WHERE tensor_id = t.id))) FROM tensor t JOIN run r ON r.id "
-                    "= t.run_id WHERE t.kind NOT LIKE '%\\_vs\\_samples' ESCAPE '\\' GROUP BY r.rank ORDER BY r.rank");
+        Statement q(
+            conn_,
+            "SELECT r.rank, max((SELECT max(s.last_step) FROM sample_chunk s WHERE s.tensor_id = t.id AND s.block "
+            "= (SELECT max(block) FROM sample_chunk WHERE tensor_id = t.id))) FROM tensor t JOIN run r ON r.id "
+            "= t.run_id WHERE t.kind NOT LIKE '%\\_vs\\_samples' ESCAPE '\\' GROUP BY r.rank ORDER BY r.rank");
         while (q.step())
             if (!q.is_null(1)) out.emplace_back(static_cast<int>(q.int64(0)), q.int64(1));
         return out;
@@ -266,9 +279,10 @@ public:
         StoreCatalog c;
         // Distinct (kind, layout) pairs by seeks on tensor_by_kind_layout, not a scan of every tensor: the next
         // layout of this kind, else the first layout of the next kind.
-        Statement same_kind(conn_,
-                            "SELECT kind, layout_id FROM tensor WHERE kind = ? AND layout_id > ? ORDER BY layout_id LIMIT 1");
-        Statement next_kind(conn_, "SELECT kind, layout_id FROM tensor WHERE kind > ? ORDER BY kind, layout_id LIMIT 1");
+        Statement same_kind(
+            conn_, "SELECT kind, layout_id FROM tensor WHERE kind = ? AND layout_id > ? ORDER BY layout_id LIMIT 1");
+        Statement next_kind(conn_,
+                            "SELECT kind, layout_id FROM tensor WHERE kind > ? ORDER BY kind, layout_id LIMIT 1");
         std::optional<std::string> after_kind;
         std::int64_t after_layout = 0;
         while (true) {
@@ -302,8 +316,9 @@ public:
         while (ranks.step()) c.ranks.push_back(static_cast<int>(ranks.int64(0)));
         // The step range: kind_range, kept by the writer.
         // TensorBoard's "<tag> vs samples" twins (kind <kind>_vs_samples) count samples, not steps: not in it.
-        Statement range(conn_,
-                        "SELECT min(min_step), max(max_step) FROM kind_range WHERE kind NOT LIKE '%\\_vs\\_samples' ESCAPE '\\'");
+        Statement range(
+            conn_,
+            "SELECT min(min_step), max(max_step) FROM kind_range WHERE kind NOT LIKE '%\\_vs\\_samples' ESCAPE '\\'");
         if (range.step() && !range.is_null(0)) {
             c.min_step = range.int64(0);
             c.max_step = range.int64(1);
@@ -317,7 +332,8 @@ public:
         std::map<std::pair<std::int64_t, std::string>, std::int64_t> first;
         Statement tensors(conn_, "SELECT id, run_id, kind FROM tensor ORDER BY id");
         while (tensors.step())
-            if (is_known_v1_prefix(tensors.text(2))) first.try_emplace({tensors.int64(1), tensors.text(2)}, tensors.int64(0));
+            if (is_known_v1_prefix(tensors.text(2)))
+                first.try_emplace({tensors.int64(1), tensors.text(2)}, tensors.int64(0));
         std::vector<std::int64_t> steps, recent;
         SampleChunkReader chunks(conn_);
         for (const auto& [key, id] : first) {
@@ -336,12 +352,59 @@ public:
         return out;
     }
 
+    std::vector<ModuleRow> module_rows(const std::string& kind, int rank) override {
+        ReadTransaction snapshot(conn_);
+        std::vector<ModuleRow> rows;
+        std::set<std::tuple<std::string, std::string, std::optional<std::int64_t>>> seen;
+        Statement q(conn_, kModuleTensors);
+        q.bind(1, rank);
+        q.bind(2, std::string_view(kind));
+        while (q.step()) {
+            ModuleRow row{q.text(2), q.text(1), q.opt_int64(3)};
+            if (seen.emplace(row.vpp_stage, row.name, row.micro_step).second) rows.push_back(std::move(row));
+        }
+        return rows;
+    }
+
+    // Reads only the rows asked for, and of each only the chunks of the window's steps.
+    std::vector<std::vector<StepValue>> module_series(const ModuleSeriesRequest& req) override {
+        ReadTransaction snapshot(conn_);
+        load_dictionaries();
+        std::map<std::tuple<std::string, std::string, std::optional<std::int64_t>>, std::size_t> index;
+        for (std::size_t i = 0; i < req.rows.size(); ++i)
+            index.emplace(std::make_tuple(req.rows[i].vpp_stage, req.rows[i].name, req.rows[i].micro_step), i);
+        std::vector<std::vector<StepValue>> out(req.rows.size());
+        const std::int64_t lo = req.window.lo.value_or(std::numeric_limits<std::int64_t>::min());
+        const std::int64_t hi = req.window.hi.value_or(std::numeric_limits<std::int64_t>::max());
+        Statement q(conn_, kModuleTensors);  // oldest run first: a restart's later value wins
+        q.bind(1, req.rank);
+        q.bind(2, std::string_view(req.kind));
+        SampleChunkReader chunks(conn_);
+        std::vector<SampleRow> rows;
+        std::vector<StepValue> run;
+        while (q.step()) {
+            const auto it = index.find(std::make_tuple(q.text(1), q.text(2), q.opt_int64(3)));
+            if (it == index.end()) continue;
+            chunks.read(q.int64(0), lo, hi, rows);
+            run.clear();
+            for (const SampleRow& row : rows) {
+                const Layout& layout = layouts_.at(row.layout_id);
+                for (std::size_t k = 0; k < layout.ops.size(); ++k)
+                    if (layout.ops[k] == req.op && layout.slot[k] >= 0)
+                        run.push_back({row.step, row.values[layout.slot[k]]});
+            }
+            merge_later_run(out[it->second], run);
+        }
+        reduce_module_series(out, req.window);
+        return out;
+    }
+
     std::vector<RankSeries> every_step(const RankSeriesRequest& req) {
         ReadTransaction snapshot(conn_);
         if (!req.name_regex) return rank_series_from_blocks(req);
         load_dictionaries();
-        std::optional<std::regex> name_re;
-        if (req.name_regex) name_re.emplace(*req.name_regex, std::regex::ECMAScript | std::regex::optimize);
+        std::optional<NamePattern> name_re;
+        if (req.name_regex) name_re = NamePattern::compile_or_throw(*req.name_regex);
         struct Tensor {
             std::int64_t id;
             int rank;
@@ -350,7 +413,7 @@ public:
         Statement t(conn_, "SELECT t.id, r.rank, t.name FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.kind = ?");
         t.bind(1, std::string_view(req.kind));
         while (t.step())
-            if (!name_re || std::regex_search(t.text(2), *name_re)) tensors.push_back({t.int64(0), static_cast<int>(t.int64(1))});
+            if (!name_re || name_re->search(t.text(2))) tensors.push_back({t.int64(0), static_cast<int>(t.int64(1))});
         std::int64_t hi = std::numeric_limits<std::int64_t>::min();
         SampleChunkReader chunks(conn_);
         for (const auto& tensor : tensors)
@@ -358,12 +421,8 @@ public:
         const std::int64_t lo = req.last_steps > 0 && hi != std::numeric_limits<std::int64_t>::min()
                                     ? hi - req.last_steps + 1
                                     : std::numeric_limits<std::int64_t>::min();
-        struct Acc {
-            double sum = 0, sq = 0, mn = INFINITY, mx = -INFINITY;
-            int n = 0;
-            bool nan = false;
-        };
-        std::map<int, std::map<std::int64_t, Acc>> acc;
+        const AggregateRule rule = aggregate_rule(req.op);
+        std::map<int, std::map<std::int64_t, StepAggregate>> acc;
         std::vector<SampleRow> rows;
         for (const auto& tensor : tensors) {
             chunks.read(tensor.id, lo, std::numeric_limits<std::int64_t>::max(), rows);
@@ -374,17 +433,7 @@ public:
                 for (std::size_t k = 0; k < layout.ops.size(); ++k)
                     if (layout.ops[k] == req.op) slot = layout.slot[k];
                 if (slot < 0) continue;
-                const double v = row.values[slot];
-                Acc& a = per_step[row.step];
-                if (std::isnan(v)) {
-                    a.nan = true;
-                    continue;
-                }
-                a.sum += v;
-                a.sq += v * v;
-                a.mn = std::min(a.mn, v);
-                a.mx = std::max(a.mx, v);
-                ++a.n;
+                add_value(rule, per_step[row.step], row.values[slot]);
             }
         }
         std::vector<RankSeries> out;
@@ -392,16 +441,7 @@ public:
             if (per_step.empty()) continue;  // no rows in range: no series (as rank_block answers)
             RankSeries rs;
             rs.rank = rank;
-            for (const auto& [step, a] : per_step) {
-                double v;
-                if (a.nan || a.n == 0) v = std::numeric_limits<double>::quiet_NaN();
-                else if (req.op == "norm") v = std::sqrt(a.sq);
-                else if (req.op == "max") v = a.mx;
-                else if (req.op == "min") v = a.mn;
-                else if (req.op == "nans") v = a.sum;
-                else v = a.sum / a.n;
-                rs.points.push_back({step, v});
-            }
+            for (const auto& [step, a] : per_step) rs.points.push_back({step, final_value(rule, a)});
             out.push_back(std::move(rs));
         }
         return out;
@@ -424,9 +464,10 @@ public:
             if (r.kind) st.bind(3, std::string_view(*r.kind));
             if (r.rank) st.bind(4, *r.rank);
         };
-        const std::string select = "SELECT " + stored_anomaly_columns("a.") +
-                                   ", g.count, g.first_step, g.last_step, g.best FROM anomaly_group g JOIN anomaly a ON "
-                                   "a.id = g.face_id ";
+        const std::string select =
+            "SELECT " + stored_anomaly_columns("a.") +
+            ", g.count, g.first_step, g.last_step, g.best FROM anomaly_group g JOIN anomaly a ON "
+            "a.id = g.face_id ";
         auto add_face = [&](const Statement& faces) {
             AnomalyGroup g;
             g.face = read_stored_anomaly(faces, 0);
@@ -441,7 +482,8 @@ public:
             bind_filters(count);
             count.step();
             page.total_groups = count.int64(0);
-            Statement faces(conn_, (select + "WHERE " + where + " ORDER BY g.best DESC, g.id LIMIT ?5 OFFSET ?6").c_str());
+            Statement faces(conn_,
+                            (select + "WHERE " + where + " ORDER BY g.best DESC, g.id LIMIT ?5 OFFSET ?6").c_str());
             bind_filters(faces);
             faces.bind(5, static_cast<std::int64_t>(r.limit));
             faces.bind(6, static_cast<std::int64_t>(r.offset));
@@ -449,14 +491,14 @@ public:
             return page;
         }
         // A name regex is matched here: walk every matching group in order, keep the page, count the rest.
-        const std::regex re(*r.name_regex, std::regex::ECMAScript | std::regex::optimize);
+        const NamePattern re = NamePattern::compile_or_throw(*r.name_regex);
         Statement ids(conn_, (std::string("SELECT g.id, g.name FROM anomaly_group g WHERE ") + where +
                               " ORDER BY g.best DESC, g.id")
                                  .c_str());
         bind_filters(ids);
         std::vector<std::int64_t> wanted;
         while (ids.step()) {
-            if (!std::regex_search(ids.text(1), re)) continue;
+            if (!re.search(ids.text(1))) continue;
             const auto pos = static_cast<std::size_t>(page.total_groups++);
             if (pos >= r.offset && pos < r.offset + r.limit) wanted.push_back(ids.int64(0));
         }
@@ -502,7 +544,8 @@ private:
                 const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(top.raw(), 0));
                 if (bytes >= kBlockEntryBytes)  // entries are step-sorted: the last one is the block's latest
                     hi = std::max(hi, decode_entry(static_cast<const char*>(sqlite3_column_blob(top.raw(), 0)) + bytes -
-                                                   kBlockEntryBytes).step);
+                                                   kBlockEntryBytes)
+                                          .step);
             }
             if (hi == std::numeric_limits<std::int64_t>::min()) return {};
             lo = hi - req.last_steps + 1;
@@ -550,12 +593,15 @@ private:
     }
 
     Connection conn_;
+    int version_ = kSchemaVersion;
     std::unordered_map<std::int64_t, Layout> layouts_;
     std::unordered_map<std::int64_t, std::string> texts_;
 };
 
 }  // namespace
 
-std::unique_ptr<Reader> open_sqlite_reader(const std::string& path) { return std::make_unique<SqliteReader>(path); }
+std::unique_ptr<Reader> open_sqlite_reader(const std::string& path) {
+    return std::make_unique<SqliteReader>(path);
+}
 
 }  // namespace msmon

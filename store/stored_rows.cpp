@@ -8,9 +8,9 @@ namespace msmon {
 
 std::string stored_anomaly_columns(const std::string& alias) {
     std::string out;
-    for (const char* c : {"source", "rule", "rank", "step", "micro_step", "kind", "vpp_stage", "name", "op", "value",
-                          "reference", "message", "tag_name", "dump_key", "call_id", "pp_stage", "vpp", "group_mates",
-                          "score"})
+    for (const char* c :
+         {"source", "rule", "rank", "step", "micro_step", "kind", "vpp_stage", "name", "op", "value", "reference",
+          "message", "tag_name", "dump_key", "call_id", "pp_stage", "vpp", "group_mates", "score"})
         out += (out.empty() ? "" : ", ") + alias + c;
     return out;
 }

@@ -104,15 +104,13 @@ std::vector<std::pair<std::string, std::string>> target_tags(std::string_view na
     std::vector<std::string_view> parts;
     for (std::size_t start = 0;;) {
         const auto dot = name.find('.', start);
-        parts.push_back(
-            name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+        parts.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
         if (dot == std::string_view::npos) break;
         start = dot + 1;
     }
     std::vector<std::pair<std::string, std::string>> tags;
     for (std::size_t i = parts.size(); i-- > 0;) {
-        if (!all_digits(parts[i]))
-            tags.emplace_back(parts[i], "module");
+        if (!all_digits(parts[i])) tags.emplace_back(parts[i], "module");
         else if (i > 0 && !all_digits(parts[i - 1]))
             tags.emplace_back(std::string(parts[i - 1]) + "." + std::string(parts[i]), "layer");
     }
@@ -127,8 +125,7 @@ std::int64_t time_label_order(const std::string& label) {
     if (label.size() < 4) return -1;
     const auto month = std::find(months.begin(), months.end(), std::string_view(label).substr(0, 3));
     int day = 0, hour = 0, minute = 0, second = 0;
-    if (month == months.end() ||
-        std::sscanf(label.c_str() + 3, "%2d_%2d-%2d-%2d", &day, &hour, &minute, &second) != 4)
+    if (month == months.end() || std::sscanf(label.c_str() + 3, "%2d_%2d-%2d-%2d", &day, &hour, &minute, &second) != 4)
         return -1;
     return ((((month - months.begin()) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second;
 }
@@ -177,23 +174,22 @@ struct SourceTensor {
 
 // A deferred read transaction: both passes see the same snapshot while a live ingest keeps committing.
 class ReadSnapshot {
-  public:
+public:
     explicit ReadSnapshot(Connection& conn) : conn_(conn) { conn_.exec("BEGIN"); }
     ~ReadSnapshot() { sqlite3_exec(conn_.raw(), "ROLLBACK", nullptr, nullptr, nullptr); }
     ReadSnapshot(const ReadSnapshot&) = delete;
     ReadSnapshot& operator=(const ReadSnapshot&) = delete;
 
-  private:
+private:
     Connection& conn_;
 };
 
 // The new database's file until it is renamed into place; removed if the export fails.
 class PendingFile {
-  public:
+public:
     explicit PendingFile(const fs::path& dir) {
         // Not mkstemp: its mode 0600 would stay on the renamed file; 0666 less the umask, like any new file.
-        const std::string stem =
-            (dir / ".monitor_data.trend.db.msmon-").string() + std::to_string(::getpid()) + "-";
+        const std::string stem = (dir / ".monitor_data.trend.db.msmon-").string() + std::to_string(::getpid()) + "-";
         for (int attempt = 0; path_.empty(); ++attempt) {
             const std::string candidate = stem + std::to_string(attempt);
             const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -201,8 +197,7 @@ class PendingFile {
                 ::close(fd);
                 path_ = candidate;
             } else if (errno != EEXIST || attempt > 1000) {
-                throw std::runtime_error("cannot create a file in '" + dir.string() +
-                                         "': " + std::strerror(errno));
+                throw std::runtime_error("cannot create a file in '" + dir.string() + "': " + std::strerror(errno));
             }
         }
     }
@@ -223,8 +218,7 @@ class PendingFile {
         }
         ::close(fd);
         // A journal left by an earlier writer of the old file would be "replayed" into the new one.
-        for (const char* suffix : {"-journal", "-wal", "-shm"})
-            ::unlink((final_path.string() + suffix).c_str());
+        for (const char* suffix : {"-journal", "-wal", "-shm"}) ::unlink((final_path.string() + suffix).c_str());
         if (::rename(path_.c_str(), final_path.c_str()) != 0)
             throw std::runtime_error("cannot replace '" + final_path.string() + "': " + std::strerror(errno));
         path_.clear();
@@ -235,7 +229,7 @@ class PendingFile {
         }
     }
 
-  private:
+private:
     std::string path_;
 };
 
@@ -256,9 +250,9 @@ struct SourceScan {
     std::unordered_map<std::int64_t, StatSlots> layouts;
     std::array<bool, kMetrics.size()> metric_seen{};            // a file of this kind was read
     std::array<std::uint32_t, kMetrics.size()> metric_stats{};  // stats its files had
-    std::map<std::int64_t, std::int64_t> micro_counts;  // step → max(micro_step)+1 (--micro_step true)
-    std::optional<std::int64_t> min_step;               // over valid rows (--micro_step false)
-    std::int64_t max_step = 0;                          // data2db starts it at 0
+    std::map<std::int64_t, std::int64_t> micro_counts;          // step → max(micro_step)+1 (--micro_step true)
+    std::optional<std::int64_t> min_step;                       // over valid rows (--micro_step false)
+    std::int64_t max_step = 0;                                  // data2db starts it at 0
     int max_rank = -1;
     std::map<int, std::map<std::int64_t, std::int64_t>> rank_step_rows;  // rank → step → valid rows
     std::int64_t skipped_rows = 0;
@@ -282,8 +276,7 @@ SourceScan scan_source(Connection& src, const TrendDbOptions& options) {
         }
     }
 
-    Statement tensors(
-        src, "SELECT id, kind, vpp_stage, name, micro_step FROM tensor WHERE run_id = ? ORDER BY id");
+    Statement tensors(src, "SELECT id, kind, vpp_stage, name, micro_step FROM tensor WHERE run_id = ? ORDER BY id");
     for (const auto& [rank, run] : latest) {
         tensors.bind(1, run.second);
         while (tensors.step()) {
@@ -338,9 +331,8 @@ struct TrendRow {
 };
 
 class TrendDbWriter {
-  public:
-    TrendDbWriter(Connection& out, std::uint32_t stats)
-        : out_(out), stats_(stats), params_(4 + std::popcount(stats)) {}
+public:
+    TrendDbWriter(Connection& out, std::uint32_t stats) : out_(out), stats_(stats), params_(4 + std::popcount(stats)) {}
 
     // Writes everything but trend_data's rows; assigns target ids to `scan.tensors`. Returns the metric id of
     // each kMetrics entry (0: not exported).
@@ -350,7 +342,7 @@ class TrendDbWriter {
     void add(const TrendRow& row, TrendDbSummary& summary);
     void finish(TrendDbSummary& summary);
 
-  private:
+private:
     void bind_row(sqlite3_stmt* st, int first, const TrendRow& row);
     void run(sqlite3_stmt* st, TrendDbSummary& summary);
 
@@ -372,9 +364,8 @@ std::vector<std::int64_t> TrendDbWriter::write_dimensions(SourceScan& scan, cons
     // Each metric's target ids, in the order first seen.
     std::array<std::vector<std::int64_t>, kMetrics.size()> metric_targets;
     std::vector<std::int64_t> metric_ids(kMetrics.size(), 0);
-    Statement target(
-        out_,
-        "INSERT INTO monitoring_targets(target_id, target_name, vpp_stage, micro_step) VALUES(?,?,?,?)");
+    Statement target(out_,
+                     "INSERT INTO monitoring_targets(target_id, target_name, vpp_stage, micro_step) VALUES(?,?,?,?)");
     for (std::size_t m = 0; m < kMetrics.size(); ++m) {
         std::set<std::int64_t> listed;
         for (auto& t : scan.tensors) {
@@ -414,8 +405,7 @@ std::vector<std::int64_t> TrendDbWriter::write_dimensions(SourceScan& scan, cons
     }
 
     // global_stats: the step range, the highest rank, then each metric's stats ("norm,min,...").
-    std::string columns =
-        "min_step INTEGER DEFAULT 0, max_step INTEGER DEFAULT 0, max_rank INTEGER DEFAULT 0";
+    std::string columns = "min_step INTEGER DEFAULT 0, max_step INTEGER DEFAULT 0, max_rank INTEGER DEFAULT 0";
     std::string values = "?,?,?";
     for (std::size_t m = 0; m < kMetrics.size(); ++m) {
         if (!scan.metric_seen[m]) continue;
@@ -438,21 +428,19 @@ std::vector<std::int64_t> TrendDbWriter::write_dimensions(SourceScan& scan, cons
     global.bind(3, scan.max_rank);
     int column = 4;
     for (std::size_t m = 0; m < kMetrics.size(); ++m)
-        if (scan.metric_seen[m])
-            global.bind(column++, std::string_view(join_stats(scan.metric_stats[m], ",", "")));
+        if (scan.metric_seen[m]) global.bind(column++, std::string_view(join_stats(scan.metric_stats[m], ",", "")));
     global.run();
 
     // trend_data: one REAL column per stat any file had, in data2db's stat order.
     const std::string stat_columns = join_stats(stats_, ", ", " REAL DEFAULT NULL");
-    out_.exec(
-        ("CREATE TABLE trend_data (\n            rank INTEGER NOT NULL,\n            step INTEGER NOT NULL,\n"
-         "            target_id INTEGER NOT NULL,\n            metric_id INTEGER NOT NULL,\n" +
-         (stat_columns.empty() ? std::string() : "            " + stat_columns + ",\n") +
-         "            PRIMARY KEY (rank, step, target_id, metric_id),\n"
-         "            FOREIGN KEY (target_id) REFERENCES monitoring_targets(target_id),\n"
-         "            FOREIGN KEY (metric_id) REFERENCES monitoring_metrics(metric_id)\n"
-         "        ) WITHOUT ROWID")
-            .c_str());
+    out_.exec(("CREATE TABLE trend_data (\n            rank INTEGER NOT NULL,\n            step INTEGER NOT NULL,\n"
+               "            target_id INTEGER NOT NULL,\n            metric_id INTEGER NOT NULL,\n" +
+               (stat_columns.empty() ? std::string() : "            " + stat_columns + ",\n") +
+               "            PRIMARY KEY (rank, step, target_id, metric_id),\n"
+               "            FOREIGN KEY (target_id) REFERENCES monitoring_targets(target_id),\n"
+               "            FOREIGN KEY (metric_id) REFERENCES monitoring_metrics(metric_id)\n"
+               "        ) WITHOUT ROWID")
+                  .c_str());
 
     // Tags per metric, linked to that metric's targets.
     Statement tag(out_, "INSERT INTO monitoring_tags(tag_id, tag_name, category, metric_id) VALUES(?,?,?,?)");
@@ -495,10 +483,8 @@ void TrendDbWriter::bind_row(sqlite3_stmt* st, int first, const TrendRow& row) {
     int i = first + 4;
     for (std::size_t k = 0; k < kStatCount; ++k) {
         if (!(stats_ & (1u << k))) continue;
-        if (std::isnan(row.values[k]))
-            sqlite3_bind_null(st, i++);
-        else
-            sqlite3_bind_double(st, i++, row.values[k]);  // -0.0 lands as 0.0, as in data2db's file
+        if (std::isnan(row.values[k])) sqlite3_bind_null(st, i++);
+        else sqlite3_bind_double(st, i++, row.values[k]);  // -0.0 lands as 0.0, as in data2db's file
     }
 }
 
@@ -532,15 +518,7 @@ TrendDbSummary export_trend_db(const std::string& store_path, const std::string&
                                const TrendDbOptions& options) {
     Connection src(store_path, Connection::Mode::read_only);
     configure_connection(src, false);
-    {
-        Statement version(src, "PRAGMA user_version");
-        version.step();
-        if (version.int64(0) != kSchemaVersion)
-            throw SqliteError("store '" + store_path + "' has schema version " +
-                                  std::to_string(version.int64(0)) + "; this msmon reads version " +
-                                  std::to_string(kSchemaVersion),
-                              SQLITE_ERROR);
-    }
+    check_readable_version(src);
     ReadSnapshot snapshot(src);
     SourceScan scan = scan_source(src, options);
     if (scan.max_rank < 0)
@@ -594,8 +572,8 @@ TrendDbSummary export_trend_db(const std::string& store_path, const std::string&
         auto tensor = scan.tensors.begin();
         for (const auto& [rank, step_rows] : scan.rank_step_rows) {
             while (tensor != scan.tensors.end() && tensor->rank < rank) ++tensor;
-            const auto rank_end = std::find_if(tensor, scan.tensors.end(),
-                                               [r = rank](const SourceTensor& t) { return t.rank != r; });
+            const auto rank_end =
+                std::find_if(tensor, scan.tensors.end(), [r = rank](const SourceTensor& t) { return t.rank != r; });
             ranks.insert(rank);
             for (auto first = step_rows.begin(); first != step_rows.end();) {
                 auto last = first;
@@ -623,8 +601,7 @@ TrendDbSummary export_trend_db(const std::string& store_path, const std::string&
                 std::iota(order.begin(), order.end(), 0u);
                 std::stable_sort(order.begin(), order.end(), [&window](std::uint32_t x, std::uint32_t y) {
                     const TrendRow &a = window[x], &b = window[y];
-                    return std::tie(a.step, a.target_id, a.metric_id) <
-                           std::tie(b.step, b.target_id, b.metric_id);
+                    return std::tie(a.step, a.target_id, a.metric_id) < std::tie(b.step, b.target_id, b.metric_id);
                 });
                 for (const std::uint32_t k : order) writer.add(window[k], summary);
                 first = std::next(last);

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
-#include <regex>
 
+#include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "tui/terminal.hpp"
 #include "tui/views/anomalies_view.hpp"
@@ -13,83 +13,230 @@
 #include "tui/views/config_view.hpp"
 #include "tui/views/expert_load_view.hpp"
 #include "tui/views/health_view.hpp"
+#include "tui/views/layers_view.hpp"
 #include "tui/views/overview_view.hpp"
+#include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
 
 namespace {
 
-constexpr std::size_t kOverview = 0, kChart = 1;  // the order of views_
+// `path` in `width` columns: whole, or its end after an ellipsis (the job's folder is at the end).
+std::string fit_path_left(const std::string& path, int width, bool unicode) {
+    if (display_width(path) <= width) return path;
+    std::size_t i = 0;
+    while (i < path.size() && display_width(std::string_view(path).substr(i)) + 1 > width) {
+        ++i;
+        while (i < path.size() && (static_cast<unsigned char>(path[i]) & 0xC0) == 0x80) ++i;
+    }
+    return (unicode ? "\u2026" : "~") + path.substr(i);
+}
+
+constexpr std::size_t kBackDepth = 32;
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
 
 }  // namespace
 
 App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reader_(std::move(reader)) {
-    auto open_chart = [this] { show(kChart); };
-    views_.push_back(std::make_unique<OverviewView>(shared_, incidents_, open_chart));
-    views_.push_back(std::make_unique<ChartView>(shared_));
-    views_.push_back(std::make_unique<AnomaliesView>(shared_, incidents_, open_chart));
-    views_.push_back(std::make_unique<HealthView>());
-    views_.push_back(std::make_unique<ConfigView>(config_path.empty() ? nullptr : std::make_unique<ConfigEditor>(config_path)));
-    views_.push_back(std::make_unique<ExpertLoadView>());
+    auto open_chart = [this] { show(TabId::chart); };
+    // In TabId order.
+    tabs_.push_back(std::make_unique<OverviewView>(shared_, incidents_, open_chart));
+    tabs_.push_back(std::make_unique<ChartView>(shared_));
+    tabs_.push_back(std::make_unique<AnomaliesView>(shared_, incidents_, open_chart));
+    tabs_.push_back(std::make_unique<HealthView>());
+    tabs_.push_back(
+        std::make_unique<ConfigView>(config_path.empty() ? nullptr : std::make_unique<ConfigEditor>(config_path)));
+    tabs_.push_back(std::make_unique<ExpertLoadView>());
+    tabs_.push_back(std::make_unique<LayersView>(shared_, incidents_, open_chart));
+
+    // One binding per line reads as a table.
+    // clang-format off
     global_keys_ = {
         {{'q'}, "q", "quit", [this] {
              quit_ = true;
              return Reaction::none;
          }},
         {{'?'}, "?", "this help", [this] {
-             help_ = !help_;
+             help_ = true;
+             help_top_ = 0;
              return Reaction::redraw;
          }},
-        {{'1', '2', '3', '4', '5', '6'}, "1-6", "switch tab", [] { return Reaction::none; }},  // handled with the digit
+        {{kKeyEscape}, "Esc", "back one level: out of a page (Health's run config), then to the tab before, and the one before that", [this] { return back(); }},
         {{kKeyTab}, "Tab", "next tab", [this] {
-             show((current_ + 1) % views_.size());
+             show(static_cast<TabId>((static_cast<std::size_t>(current_) + 1) % tabs_.size()));
              return Reaction::reload;
          }},
         {{kKeyBackTab}, "S-Tab", "previous tab", [this] {
-             show((current_ + views_.size() - 1) % views_.size());
+             show(static_cast<TabId>((static_cast<std::size_t>(current_) + tabs_.size() - 1) % tabs_.size()));
              return Reaction::reload;
          }},
         {{'/'}, "/", "filter parameter names (regex; empty clears)", [this] {
              input_ = Input::filter;
-             input_text_ = shared_.chart_series().name_regex.value_or("");
+             filter_line_.start(shared_.chart_series().name_regex.value_or(""));
              return Reaction::redraw;
          }},
-        {{':'}, ":", "command: kind K, op O, rank R, step S, quit; in Anomalies: rule R, rank R, kind K, steps A-B, source S", [this] {
+        {{':'}, ":", "type a command (listed below)", [this] {
              input_ = Input::command;
-             input_text_.clear();
+             command_line_.start();
              return Reaction::redraw;
          }},
     };
+    // clang-format on
+    for (std::size_t i = 0; i < tabs_.size(); ++i) {
+        const int key = '1' + static_cast<int>(i);
+        global_keys_.push_back(
+            {{key}, std::string(1, static_cast<char>(key)), std::string(tabs_[i]->title()) + " tab", [this, i] {
+                 show(static_cast<TabId>(i));
+                 return Reaction::reload;
+             }});
+    }
+    // One binding per line reads as a table.
+    // clang-format off
+    filter_keys_ = {
+        {{kKeyEnter}, "Enter", "apply the filter (empty: every name)", [this] {
+             input_ = Input::none;
+             return apply_filter(filter_line_.commit());
+         }},
+        {{kKeyEscape}, "Esc", "cancel", [this] {
+             input_ = Input::none;
+             return Reaction::redraw;
+         }},
+    };
+    // clang-format on
+    // One binding per line reads as a table.
+    // clang-format off
+    command_keys_ = {
+        {{kKeyEnter}, "Enter", "run the command", [this] {
+             input_ = Input::none;
+             return run_command_line(command_line_.commit());
+         }},
+        {{kKeyEscape}, "Esc", "cancel", [this] {
+             input_ = Input::none;
+             return Reaction::redraw;
+         }},
+    };
+    // clang-format on
+    const auto scroll = [this](int delta) {
+        return [this, delta] {
+            help_top_ = std::max(0, help_top_ + delta);  // draw_help clamps the end
+            return Reaction::redraw;
+        };
+    };
+    // One binding per line reads as a table.
+    // clang-format off
+    help_keys_ = {
+        {{kKeyEscape, '?'}, "Esc/?", "close the help (any key not listed here does too)", [this] {
+             help_ = false;
+             return Reaction::redraw;
+         }},
+        {{kKeyDown, 'j'}, "j/Down", "scroll down", scroll(1)},
+        {{kKeyUp, 'k'}, "k/Up", "scroll up", scroll(-1)},
+        {{kKeyPageDown, ' '}, "PgDn", "a page down", [this, scroll] { return scroll(std::max(1, help_rows_ - 1))(); }},
+        {{kKeyPageUp}, "PgUp", "a page up", [this, scroll] { return scroll(-std::max(1, help_rows_ - 1))(); }},
+        {{'q'}, "q", "quit", [this] {
+             quit_ = true;
+             return Reaction::none;
+         }},
+    };
+    // clang-format on
+    // Typed in a drill-down's chart, kind and op change the drill-down's statistic; elsewhere, the Overview's.
+    // One binding per line reads as a table.
+    // clang-format off
+    commands_ = {
+        {"kind", "K", "show kind K (grad_reduced, actv, loss, ...)", [this](const std::string& arg, std::string& message) {
+             if (arg.empty()) {
+                 message = "kind needs a name: kind grad_reduced";
+                 return Reaction::redraw;
+             }
+             shared_.chart_series().kind = arg;
+             return Reaction::reload;
+         }},
+        {"op", "O", "show statistic O (norm, max, min, mean, ...)", [this](const std::string& arg, std::string& message) {
+             if (arg.empty()) {
+                 message = "op needs a name: op norm";
+                 return Reaction::redraw;
+             }
+             shared_.chart_series().op = arg;
+             return Reaction::reload;
+         }},
+        {"rank", "R", "chart rank R", [this](const std::string& arg, std::string& message) {
+             const auto rank = existing_rank(arg, message);
+             if (!rank) return Reaction::redraw;
+             shared_.chart_rank() = *rank;
+             show(TabId::chart);
+             return Reaction::reload;
+         }},
+        {"step", "S", "chart step S (the cursor on it)", [this](const std::string& arg, std::string& message) {
+             const auto step = parse_int(arg);
+             if (!step) {
+                 message = "not a step: " + arg;
+                 return Reaction::redraw;
+             }
+             shared_.focus_step = *step;
+             show(TabId::chart);
+             return Reaction::reload;
+         }},
+        {"help", "", "this help", [this](const std::string&, std::string&) {
+             help_ = true;
+             help_top_ = 0;
+             return Reaction::redraw;
+         }},
+        {"quit", "", "quit (also q)", [this](const std::string&, std::string&) {
+             quit_ = true;
+             return Reaction::none;
+         }},
+        {"q", "", "quit", [this](const std::string&, std::string&) {
+             quit_ = true;
+             return Reaction::none;
+         }},
+    };
+    // clang-format on
 }
 
 App::~App() = default;
 
 bool App::select_view(const std::string& name) {
-    for (std::size_t i = 0; i < views_.size(); ++i) {
-        std::string t = views_[i]->title();
-        std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        if (t == name) {
-            show(i);
+    for (std::size_t i = 0; i < tabs_.size(); ++i)
+        if (lower(tabs_[i]->title()) == name) {
+            show(static_cast<TabId>(i));
             return true;
         }
-    }
     return false;
 }
 
-void App::show(std::size_t view) {
-    if (view == kChart && current_ != kChart) return_to_ = current_;
-    if (current_ == kChart && view != kChart) shared_.drill.reset();
-    current_ = view;
+void App::show(TabId tab) {
+    if (tab == current_) return;
+    if (current_ == TabId::chart) shared_.drill.reset();
+    back_.push_back(current_);
+    if (back_.size() > kBackDepth) back_.erase(back_.begin());
+    current_ = tab;
+}
+
+Reaction App::back() {
+    if (view(current_).back()) return Reaction::reload;
+    if (back_.empty()) return Reaction::none;
+    const TabId to = back_.back();
+    back_.pop_back();
+    if (current_ == TabId::chart) shared_.drill.reset();
+    current_ = to;
+    return Reaction::reload;
 }
 
 void App::collect() {
-    views_[current_]->collect(*reader_);
+    view(current_).collect(*reader_);
+    status_.malformed = reader_->issue_count();  // the store's: every session's malformed lines, not this one's
     // The status line's ranks, steps and incidents (the Overview updates the index). The Overview's collect never
     // moves its selection, so this cannot take the chart off the rank it was opened on.
-    if (current_ != kOverview) views_[kOverview]->collect(*reader_);
+    if (current_ != TabId::overview) view(TabId::overview).collect(*reader_);
 }
 
-const OverviewView& App::overview() const { return static_cast<const OverviewView&>(*views_[kOverview]); }
+const OverviewView& App::overview() const {
+    return static_cast<const OverviewView&>(view(TabId::overview));
+}
 
 std::optional<int> App::existing_rank(const std::string& text, std::string& error) const {
     const auto n = parse_int(text);
@@ -100,64 +247,58 @@ std::optional<int> App::existing_rank(const std::string& text, std::string& erro
     const auto& ranks = overview().model().catalog.ranks;
     if (std::find(ranks.begin(), ranks.end(), *n) != ranks.end()) return static_cast<int>(*n);
     const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
-    error = "no rank " + text + (ranks.empty() ? std::string(": no ranks yet")
-                                               : " (" + std::to_string(ranks.size()) + " ranks, " + std::to_string(*lo) +
-                                                     "-" + std::to_string(*hi) + ")");
+    error = "no rank " + text +
+            (ranks.empty() ? std::string(": no ranks yet")
+                           : " (" + std::to_string(ranks.size()) + " ranks, " + std::to_string(*lo) + "-" +
+                                 std::to_string(*hi) + ")");
     return std::nullopt;
 }
 
-Reaction App::run_command(const std::string& command) {
-    const auto space = command.find(' ');
-    const std::string verb = command.substr(0, space);
-    std::string arg = space == std::string::npos ? "" : command.substr(space + 1);
-    arg.erase(0, arg.find_first_not_of(' '));  // ":rank  2 " is rank 2
-    arg.erase(arg.find_last_not_of(' ') + 1);
-    std::string error;
+Reaction App::run_command_line(const std::string& text) {
+    const CommandLine line = split_command(text);
+    if (line.verb.empty()) return Reaction::redraw;
     // A rank is checked before any view takes it (the chart's focus, the Anomalies filter): one that does not exist
     // is said so, instead of landing on another.
-    std::optional<int> rank;
-    if (verb == "rank" && !arg.empty() && !(rank = existing_rank(arg, error))) {
-        message_ = error;
-        return Reaction::redraw;
-    }
-    if (views_[current_]->command(verb, arg, error)) {
-        message_ = error;
-        return Reaction::reload;  // a view the store pages (the Anomalies table) reads its rows again
-    }
-    if (verb == "q" || verb == "quit") {
-        quit_ = true;
-        return Reaction::none;
-    }
-    // Typed in a drill-down's chart these change the drill-down's statistic; elsewhere, the Overview's.
-    if (verb == "kind" && !arg.empty()) {
-        shared_.chart_series().kind = arg;
-        return Reaction::reload;
-    }
-    if (verb == "op" && !arg.empty()) {
-        shared_.chart_series().op = arg;
-        return Reaction::reload;
-    }
-    if (rank) {
-        shared_.chart_rank() = *rank;
-        show(kChart);
-        return Reaction::reload;
-    }
-    if (verb == "step" && !arg.empty()) {
-        const auto step = parse_int(arg);
-        if (!step) {
-            message_ = "not a step: " + arg;
+    if (line.verb == "rank" && !line.arg.empty() && !existing_rank(line.arg, message_)) return Reaction::redraw;
+    Reaction r = Reaction::none;
+    if (run_command({&view(current_).commands(), &commands_}, line, r, message_)) return r;
+    message_ = "unknown command: " + text + " (? lists them)";
+    return Reaction::redraw;
+}
+
+Reaction App::apply_filter(const std::string& text) {
+    std::optional<std::string> regex;
+    if (!text.empty()) {
+        std::string why;
+        if (!NamePattern::compile(text, why)) {
+            message_ = "not a valid pattern: " + text + " (" + why + ")";
             return Reaction::redraw;
         }
-        shared_.focus_step = *step;
-        show(kChart);
-        return Reaction::reload;
+        regex = text;
     }
-    if (verb == "help") {
-        help_ = true;
-        return Reaction::redraw;
+    if (!view(current_).set_filter(regex)) shared_.chart_series().name_regex = regex;
+    return Reaction::reload;
+}
+
+LineEditor* App::active_editor() {
+    if (input_ == Input::filter) return &filter_line_;
+    if (input_ == Input::command) return &command_line_;
+    return view(current_).modal() ? view(current_).editor() : nullptr;
+}
+
+std::vector<App::Mode> App::dispatch_chain() {
+    if (input_ != Input::none)
+        return {{input_ == Input::filter ? "the / filter line" : "the : command line",
+                 input_ == Input::filter ? &filter_keys_ : &command_keys_},
+                {"editing the line", &active_editor()->keys()}};
+    if (help_) return {{"this help", &help_keys_}};
+    View& v = view(current_);
+    if (v.modal()) {
+        std::vector<Mode> chain{{std::string(v.title()) + " (typing or confirming)", &v.keys()}};
+        if (LineEditor* e = v.editor()) chain.push_back({"editing the line", &e->keys()});
+        return chain;
     }
-    message_ = "unknown command: " + command;
-    return Reaction::redraw;
+    return {{std::string(v.title()) + " keys", &v.keys()}, {"everywhere", &global_keys_}};
 }
 
 bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw) {
@@ -169,92 +310,78 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
         message_.clear();
         redraw = true;
     }
-    if (input_ != Input::none) {
-        if (key == kKeyEscape) {
-            input_ = Input::none;
-        } else if (key == kKeyEnter) {
-            const Input what = input_;
-            input_ = Input::none;
-            if (what == Input::filter) {
-                std::optional<std::string> regex;
-                bool valid = true;
-                if (!input_text_.empty()) {
-                    try {
-                        std::regex test(input_text_);
-                        regex = input_text_;
-                    } catch (const std::regex_error&) {
-                        message_ = "not a valid regular expression: " + input_text_;
-                        valid = false;
-                    }
-                }
-                if (valid && !views_[current_]->set_filter(regex)) shared_.chart_series().name_regex = regex;
-                reload = true;
-            } else {
-                const Reaction r = run_command(input_text_);
-                reload = reload || r == Reaction::reload;
-            }
-        } else if (key == kKeyBackspace) {
-            if (!input_text_.empty()) input_text_.pop_back();
-        } else if (key >= 32 && key < 0x110000 && key != 127) {
-            if (key < 0x80) input_text_.push_back(static_cast<char>(key));
-        }
-        redraw = true;
-        return !quit_;
-    }
-    if (Reaction captured = Reaction::none; views_[current_]->capture_key(key, captured)) {
-        reload = reload || captured == Reaction::reload;
-        redraw = true;
-        return true;
-    }
-    if (help_ && key != '?' && key != 'q') {
-        help_ = false;
-        redraw = true;
-        return true;
-    }
-    if (key >= '1' && key <= '6' && static_cast<std::size_t>(key - '1') < views_.size()) {
-        show(static_cast<std::size_t>(key - '1'));
-        reload = redraw = true;
-        return true;
-    }
+    const bool plain = input_ == Input::none && !help_ && !view(current_).modal();
     if (key == kKeyMouseClick) {
+        if (!plain) return true;
         if (mouse_y == 0) {  // tab row
             int x = 0;
-            for (std::size_t i = 0; i < views_.size(); ++i) {
-                const int w = static_cast<int>(std::string(views_[i]->title()).size()) + 5;
+            for (std::size_t i = 0; i < tabs_.size(); ++i) {
+                const int w = static_cast<int>(std::string(tabs_[i]->title()).size()) + 5;  // " N Title " and a gap
                 if (mouse_x >= x && mouse_x < x + w) {
-                    show(i);
+                    show(static_cast<TabId>(i));
                     reload = redraw = true;
                 }
                 x += w;
             }
             return true;
         }
-        const Reaction r = views_[current_]->click(mouse_x, mouse_y);
-        redraw = r != Reaction::none;
+        redraw = view(current_).click(mouse_x, mouse_y) != Reaction::none;
         return true;
     }
     if (key == kKeyWheelDown) key = kKeyDown;
     if (key == kKeyWheelUp) key = kKeyUp;
+    // The mode's tables in order; a key none binds is typed into the line being edited, closes help, or is ignored.
     Reaction r = Reaction::none;
-    if (!dispatch(views_[current_]->keys(), key, r)) dispatch(global_keys_, key, r);
-    if (key == kKeyEscape && current_ == kChart) {  // back from the chart to where it was opened from
-        show(return_to_ == kChart ? kOverview : return_to_);
-        r = Reaction::reload;
+    bool handled = false;
+    for (const Mode& m : dispatch_chain())
+        if ((handled = dispatch(*m.keys, key, r))) break;
+    if (!handled && !plain) {
+        if (help_) help_ = false;
+        else if (LineEditor* e = active_editor()) e->edit(key);
+        r = Reaction::redraw;
     }
     reload = reload || r == Reaction::reload;
     redraw = redraw || r != Reaction::none || reload;
     return !quit_;
 }
 
+std::vector<std::pair<std::string, std::string>> App::help_lines() {
+    // What the keys do where help was opened from, then help's own keys, then the commands.
+    const bool open = help_;
+    help_ = false;
+    std::vector<Mode> modes = dispatch_chain();
+    help_ = open;
+    modes.push_back({"in this help", &help_keys_});
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (const Mode& m : modes) {
+        if (m.keys->empty()) continue;
+        if (!lines.empty()) lines.emplace_back("", "");
+        lines.emplace_back(m.name, "");
+        for (const auto& b : *m.keys) lines.emplace_back(b.label, b.help);
+    }
+    lines.emplace_back("", "");
+    lines.emplace_back("commands (type : then the command, Enter)", "");
+    const CommandTable* tables[] = {&view(current_).commands(), &commands_};
+    for (const CommandTable* table : tables)
+        for (const Command& c : *table) {
+            if (table == &commands_ && c.verb == "q") continue;  // listed with quit
+            lines.emplace_back(c.verb + (c.args.empty() ? "" : " " + c.args), c.help);
+        }
+    return lines;
+}
+
 namespace {
 
-std::string key_hint(const KeyTable& table, std::size_t max) {
+// The table's first keys, as many as fit `width` columns (at most `max`), each with its help up to a '(', ',' or ';'.
+std::string key_hint(const KeyTable& table, std::size_t max, int width) {
     std::string out;
     for (std::size_t i = 0; i < table.size() && i < max; ++i) {
         std::string help = table[i].help;
         if (const auto cut = help.find_first_of("(,;"); cut != std::string::npos) help = help.substr(0, cut);
         while (!help.empty() && help.back() == ' ') help.pop_back();
-        out += table[i].label + " " + help + "  ";
+        std::string entry = table[i].label + " " + help + "  ";
+        if (display_width(out) + display_width(entry) > width) break;
+        out += entry;
     }
     return out;
 }
@@ -265,65 +392,134 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     buf.clear();
     const int w = buf.width(), h = buf.height();
     int x = 0;
-    for (std::size_t i = 0; i < views_.size(); ++i) {
-        const std::string tab = " " + std::to_string(i + 1) + " " + views_[i]->title() + " ";
-        const Style s = i == current_ ? Style{Color::accent, Color::none, static_cast<std::uint8_t>(kReverse | kBold)}
-                                      : Style{Color::dim, Color::none, kPlain};
+    for (std::size_t i = 0; i < tabs_.size(); ++i) {
+        const std::string tab = " " + std::to_string(i + 1) + " " + tabs_[i]->title() + " ";
+        const Style s = static_cast<TabId>(i) == current_
+                            ? Style{Color::accent, Color::none, static_cast<std::uint8_t>(kReverse | kBold)}
+                            : Style{Color::dim, Color::none, kPlain};
         x += buf.text(x, 0, tab, s, w - x) + 1;
     }
     const int body_h = std::max(0, h - 3);
-    views_[current_]->draw(buf, 0, 1, w, body_h, glyphs);
-    // Hint bar: the view's first keys, then the global ones — from the same tables that dispatch.
+    view(current_).draw(buf, 0, 1, w, body_h, glyphs);
+    // Hint bar: the mode's first keys, then help and quit — from the same tables that dispatch.
     const Style hint{Color::dim, Color::none, kPlain};
     if (input_ != Input::none) {
-        buf.text(0, h - 2, (input_ == Input::filter ? "/" : ":") + input_text_ + "_", {Color::accent, Color::none, kBold}, w);
+        active_editor()->draw(buf, 0, h - 2, w, input_ == Input::filter ? "/" : ":",
+                              {Color::accent, Color::none, kBold});
+    } else if (view(current_).modal()) {
+        buf.text(0, h - 2, key_hint(view(current_).keys(), 4, w), hint, w);
     } else {
-        buf.text(0, h - 2, key_hint(views_[current_]->keys(), 4) + "? help  q quit", hint, w);
+        // Help and quit always show: the view's keys get what is left.
+        const std::string always = "? help  q quit";
+        buf.text(0, h - 2, key_hint(view(current_).keys(), 4, w - display_width(always)) + always, hint, w);
     }
     const OverviewModel& om = overview().model();
     const std::string steps = om.catalog.max_step >= om.catalog.min_step
                                   ? std::to_string(om.catalog.min_step) + "-" + std::to_string(om.catalog.max_step)
                                   : std::string("-");
-    // Numbers first, the folder last: at 80 columns the path is what gets cut. The answer to a command goes before
-    // them all: it is what the person is looking for, and it lasts one key.
-    char status[640];
-    const std::string ckpts =
-        om.unhealthy_checkpoints ? " | " + std::to_string(om.unhealthy_checkpoints) + " unhealthy ckpts" : std::string();
+    // The status line's fields in the order they show, each with its rank when the line is too narrow for all:
+    // the answer to a command first (it is what the person is looking for, and it lasts one key), then what went
+    // wrong (incidents, unhealthy checkpoints, malformed lines, a notice, data gone quiet), then where the run is;
+    // the rate goes first, and the folder is cut from the left to what room is left.
     // Incidents, not anomalies: one NaN is dozens of anomalies and one incident. Too many to group: the count.
     const std::size_t n_incidents = incidents_.incidents().size();
-    const std::string events = incidents_.over_limit() ? std::to_string(incidents_.total()) + " anomalies, not grouped"
-                                                       : std::to_string(n_incidents) + (n_incidents == 1 ? " incident" : " incidents");
-    std::snprintf(status, sizeof status, " %s%zu ranks | steps %s | %s%s | %.0f values/s | %s%s | %llu malformed | %s%s%s",
-                  message_.empty() ? "" : (message_ + " | ").c_str(), om.catalog.ranks.size(), steps.c_str(),
-                  status_.watch.c_str(),
-                  status_.seconds_since_data < 0
-                      ? ""
-                      : (", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago").c_str(),
-                  status_.values_per_second, events.c_str(), ckpts.c_str(), static_cast<unsigned long long>(status_.malformed),
-                  status_.notice.empty() ? "" : (status_.notice + " | ").c_str(), status_.source.c_str(), "");
+    const std::string events = incidents_.over_limit()
+                                   ? std::to_string(incidents_.total()) + " anomalies, not grouped"
+                                   : std::to_string(n_incidents) + (n_incidents == 1 ? " incident" : " incidents");
+    const bool quiet = status_.seconds_since_data >= 60;
+    std::string watch = status_.watch;
+    if (status_.seconds_since_data >= 0)
+        watch += ", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago";
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.0f values/s", status_.values_per_second);
+    struct Field {
+        std::string text;
+        int rank;  // 0 is kept longest
+    };
+    std::vector<Field> fields = {
+        {message_, 0},
+        {std::to_string(om.catalog.ranks.size()) + " ranks", 5},
+        {"steps " + steps, 4},
+        {watch, quiet ? 2 : 6},
+        {rate, 7},
+        {events, 1},
+        {om.unhealthy_checkpoints ? std::to_string(om.unhealthy_checkpoints) + " unhealthy ckpts" : "", 1},
+        {std::to_string(status_.malformed) + " malformed", status_.malformed ? 2 : 6},
+        {status_.notice, 3},
+    };
+    std::erase_if(fields, [](const Field& f) { return f.text.empty(); });
+    const auto joined = [&] {
+        std::string line;
+        for (const auto& f : fields) line += (line.empty() ? " " : " | ") + f.text;
+        return line;
+    };
+    while (fields.size() > 1 && display_width(joined()) > w) {
+        auto last = std::max_element(fields.begin(), fields.end(),
+                                     [](const Field& a, const Field& b) { return a.rank < b.rank; });
+        fields.erase(last);
+    }
+    std::string status = joined();
+    const int room = w - display_width(status) - 3;
+    if (room >= 8) status += " | " + fit_path_left(status_.source, room, glyphs.unicode);
     buf.fill(0, h - 1, w, 1, U' ', {Color::none, Color::none, kReverse});
     buf.text(0, h - 1, status, {Color::none, Color::none, kReverse}, w);
     if (help_) draw_help(buf, glyphs);
 }
 
-void App::draw_help(ScreenBuffer& buf, const Glyphs&) {
-    const int w = std::min(buf.width() - 2, 90), x0 = std::max(0, (buf.width() - w) / 2);
-    std::vector<std::pair<std::string, std::string>> lines;
-    lines.emplace_back(std::string(views_[current_]->title()) + " keys", "");
-    for (const auto& b : views_[current_]->keys()) lines.emplace_back(b.label, b.help);
-    lines.emplace_back("", "");
-    lines.emplace_back("everywhere", "");
-    for (const auto& b : global_keys_) lines.emplace_back(b.label, b.help);
-    const int h = std::min(buf.height() - 2, static_cast<int>(lines.size()) + 2);
-    const int y0 = std::max(0, (buf.height() - h) / 2);
-    buf.fill(x0, y0, w, h, U' ', {Color::none, Color::none, kPlain});
-    for (int i = 0; i + 2 < h && static_cast<std::size_t>(i) < lines.size(); ++i) {
-        const auto& [k, text] = lines[static_cast<std::size_t>(i)];
+void App::draw_help(ScreenBuffer& buf, const Glyphs& glyphs) {
+    // A bordered box over the view, as wide as the screen allows up to 100 columns; long help wraps under itself.
+    const int w = std::min(buf.width(), 100), h = std::max(3, buf.height() - 1);
+    const int x0 = (buf.width() - w) / 2, y0 = 0;
+    constexpr int kKeyCol = 12;
+    const int text_w = std::max(10, w - 4 - kKeyCol - 1);
+    struct Row {
+        std::string key, text;
+        bool heading = false;
+    };
+    std::vector<Row> rows;
+    for (const auto& [key, text] : help_lines()) {
         if (text.empty()) {
-            buf.text(x0 + 2, y0 + 1 + i, k, {Color::accent, Color::none, kBold}, w - 4);
+            rows.push_back({key, "", !key.empty()});
+            continue;
+        }
+        const auto parts = wrap_text(text, text_w);
+        const auto keys = wrap_text(key, kKeyCol);  // a long label (a command with arguments) wraps too
+        for (std::size_t i = 0; i < std::max(parts.size(), keys.size()); ++i)
+            rows.push_back({i < keys.size() ? keys[i] : "", i < parts.size() ? parts[i] : ""});
+    }
+    help_rows_ = h - 2;
+    help_top_ = std::clamp(help_top_, 0, std::max(0, static_cast<int>(rows.size()) - help_rows_));
+    const Style border{Color::accent, Color::none, kPlain};
+    buf.fill(x0, y0, w, h, U' ', {});
+    const bool u = glyphs.unicode;
+    for (int x = x0 + 1; x < x0 + w - 1; ++x) {
+        buf.put(x, y0, u ? U'─' : U'-', border);
+        buf.put(x, y0 + h - 1, u ? U'─' : U'-', border);
+    }
+    for (int y = y0 + 1; y < y0 + h - 1; ++y) {
+        buf.put(x0, y, u ? U'│' : U'|', border);
+        buf.put(x0 + w - 1, y, u ? U'│' : U'|', border);
+    }
+    buf.put(x0, y0, u ? U'┌' : U'+', border);
+    buf.put(x0 + w - 1, y0, u ? U'┐' : U'+', border);
+    buf.put(x0, y0 + h - 1, u ? U'└' : U'+', border);
+    buf.put(x0 + w - 1, y0 + h - 1, u ? U'┘' : U'+', border);
+    buf.text(x0 + 2, y0, " help: " + std::string(view(current_).title()) + " ", {Color::accent, Color::none, kBold},
+             w - 4);
+    const int shown_end = std::min(static_cast<int>(rows.size()), help_top_ + help_rows_);
+    const std::string where = rows.size() > static_cast<std::size_t>(help_rows_)
+                                  ? " " + std::to_string(help_top_ + 1) + "-" + std::to_string(shown_end) + " of " +
+                                        std::to_string(rows.size()) + ", j/k scroll, Esc close "
+                                  : " Esc close ";
+    buf.text(x0 + std::max(2, w - 2 - display_width(where)), y0 + h - 1, where, border, w - 4);
+    for (int i = 0; i < help_rows_ && help_top_ + i < static_cast<int>(rows.size()); ++i) {
+        const Row& row = rows[static_cast<std::size_t>(help_top_ + i)];
+        const int y = y0 + 1 + i;
+        if (row.heading) {
+            buf.text(x0 + 2, y, row.key, {Color::accent, Color::none, kBold}, w - 4);
         } else {
-            buf.text(x0 + 2, y0 + 1 + i, k, {Color::warn, Color::none, kBold}, 10);
-            buf.text(x0 + 13, y0 + 1 + i, text, {}, w - 15);
+            buf.text(x0 + 2, y, row.key, {Color::warn, Color::none, kBold}, kKeyCol);
+            buf.text(x0 + 3 + kKeyCol, y, row.text, {}, text_w);
         }
     }
 }

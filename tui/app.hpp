@@ -1,17 +1,19 @@
-// msmon-tui's application: tabs of views, the status line, help, filter and command input, and the loop
-// that sleeps in poll() on the keyboard and the ingest thread's "data changed" wake-up.
+// msmon-tui's application: tabs of views, the status line, help, the filter and command lines. Input is data:
+// each mode has one key table (the view's current mode, the filter and command lines, help, the keys valid
+// everywhere) and the `:` commands are command tables; dispatch, the hint bar and the help overlay all read them.
+// No terminal I/O here: tui/event_loop.cpp feeds keys in and puts composed frames on the terminal.
 #pragma once
 
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "store/reader.hpp"
+#include "tui/command_table.hpp"
 #include "tui/models/incident_index.hpp"
 #include "tui/views/view.hpp"
+#include "tui/widgets/line_editor.hpp"
 
 namespace msmon::tui {
 
@@ -27,13 +29,16 @@ struct AppStatus {
     double seconds_since_data = -1;  // since the ingest thread last committed; -1: nothing yet
 };
 
+// The tabs, in the order they are shown (and numbered: 1-7).
+enum class TabId { overview, chart, anomalies, health, config, experts, layers };
+
 class App {
 public:
     // `config_path`: the monitor config the Config tab edits (empty: none given).
     explicit App(std::unique_ptr<Reader> reader, const std::string& config_path = "");
     ~App();
 
-    // Selects a tab by name (overview, chart, anomalies, health, config, experts); false if there is none.
+    // Selects a tab by name (overview, chart, anomalies, health, config, experts, layers); false if there is none.
     bool select_view(const std::string& name);
     // Re-reads the models of the visible view.
     void collect();
@@ -43,29 +48,49 @@ public:
     bool handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw);
     AppStatus& status() { return status_; }
     // The visible view shows a file that changes without new data: collect() it every second.
-    bool visible_view_watches_files() const { return views_[current_]->watches_files(); }
+    bool visible_view_watches_files() const { return view(current_).watches_files(); }
     // The frame just composed was drawn from data read for another size: collect() and compose again.
-    bool visible_view_wants_reload() const { return views_[current_]->wants_reload(); }
+    bool visible_view_wants_reload() const { return view(current_).wants_reload(); }
+
+    // For the key-table test: every mode's table as help lists it, and the command tables.
+    struct Mode {
+        std::string name;
+        const KeyTable* keys;
+    };
+    // The tables a key goes through now, in order (the first that binds it runs it).
+    std::vector<Mode> dispatch_chain();
+    const CommandTable& commands() const { return commands_; }
+    View& view(TabId id) const { return *tabs_[static_cast<std::size_t>(id)]; }
+    // The help overlay's lines (key or command, what it does), as drawn: for the current mode.
+    std::vector<std::pair<std::string, std::string>> help_lines();
 
 private:
+    enum class Input { none, filter, command };
     void draw_help(ScreenBuffer& buf, const Glyphs& glyphs);
-    Reaction run_command(const std::string& command);
-    // Every change of tab: leaving the chart ends its drill-down; entering it remembers where Esc goes back to.
-    void show(std::size_t view);
+    Reaction run_command_line(const std::string& line);
+    // Every change of tab goes through here: it is remembered for Esc (back), and leaving the chart ends its
+    // drill-down.
+    void show(TabId tab);
+    Reaction back();
+    Reaction apply_filter(const std::string& text);
     const OverviewView& overview() const;
     // The rank typed, if the run has it; else `error` says what there is.
     std::optional<int> existing_rank(const std::string& text, std::string& error) const;
+    // The key table for the current input mode (help, a line being typed, a modal view, or none: view + global).
+    LineEditor* active_editor();
 
     std::unique_ptr<Reader> reader_;
     SharedSelection shared_;
     IncidentIndex incidents_;  // the Overview's marks, the Anomalies tab's incidents, the status line's count
-    std::vector<std::unique_ptr<View>> views_;
-    std::size_t current_ = 0;
-    std::size_t return_to_ = 0;  // where Esc in the chart goes back to
-    KeyTable global_keys_;
+    std::vector<std::unique_ptr<View>> tabs_;  // indexed by TabId
+    TabId current_ = TabId::overview;
+    std::vector<TabId> back_;  // where Esc goes back to, most recent last
+    KeyTable global_keys_, filter_keys_, command_keys_, help_keys_;
+    CommandTable commands_;
+    LineEditor filter_line_, command_line_;
     bool help_ = false, quit_ = false;
-    enum class Input { none, filter, command } input_ = Input::none;
-    std::string input_text_;
+    int help_top_ = 0, help_rows_ = 1;  // the help overlay's scroll and its last height
+    Input input_ = Input::none;
     std::string message_;  // the answer to the last command or filter typed ("no rank 77"), until the next key
     AppStatus status_;
 };

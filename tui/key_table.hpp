@@ -22,6 +22,7 @@ enum Key : int {
     kKeyEnter,
     kKeyEscape,
     kKeyBackspace,
+    kKeyDelete,
     kKeyTab,
     kKeyBackTab,
     kKeyResize,

@@ -10,8 +10,28 @@
 namespace msmon::tui {
 
 // Palette entries views use; the terminal maps them to colours (or to attributes without colour).
-enum class Color : std::uint8_t { none, dim, accent, good, warn, bad, series0, series1, series2, series3, series4,
-                                  series5, heat0, heat1, heat2, heat3, heat4, heat5, heat6, heat7 };
+enum class Color : std::uint8_t {
+    none,
+    dim,
+    accent,
+    good,
+    warn,
+    bad,
+    series0,
+    series1,
+    series2,
+    series3,
+    series4,
+    series5,
+    heat0,
+    heat1,
+    heat2,
+    heat3,
+    heat4,
+    heat5,
+    heat6,
+    heat7
+};
 
 enum Attr : std::uint8_t { kPlain = 0, kBold = 1, kDim = 2, kReverse = 4, kUnderline = 8 };
 

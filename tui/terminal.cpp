@@ -20,25 +20,38 @@ constexpr int kPairBase = 1;
 
 int curses_color(Color c, bool rich) {
     switch (c) {
-        case Color::none: return -1;
-        case Color::dim: return rich ? 244 : COLOR_WHITE;
-        case Color::accent: return COLOR_CYAN;
-        case Color::good: return COLOR_GREEN;
-        case Color::warn: return COLOR_YELLOW;
-        case Color::bad: return COLOR_RED;
-        case Color::series0: return COLOR_CYAN;
-        case Color::series1: return COLOR_YELLOW;
-        case Color::series2: return COLOR_MAGENTA;
-        case Color::series3: return COLOR_GREEN;
-        case Color::series4: return COLOR_BLUE;
-        case Color::series5: return COLOR_RED;
-        default: break;
+        case Color::none:
+            return -1;
+        case Color::dim:
+            return rich ? 244 : COLOR_WHITE;
+        case Color::accent:
+            return COLOR_CYAN;
+        case Color::good:
+            return COLOR_GREEN;
+        case Color::warn:
+            return COLOR_YELLOW;
+        case Color::bad:
+            return COLOR_RED;
+        case Color::series0:
+            return COLOR_CYAN;
+        case Color::series1:
+            return COLOR_YELLOW;
+        case Color::series2:
+            return COLOR_MAGENTA;
+        case Color::series3:
+            return COLOR_GREEN;
+        case Color::series4:
+            return COLOR_BLUE;
+        case Color::series5:
+            return COLOR_RED;
+        default:
+            break;
     }
     // heat0..heat7: a dark-to-bright ramp (256 colours) or the 8 basic colours.
     const int level = static_cast<int>(c) - static_cast<int>(Color::heat0);
     static const int rich_ramp[8] = {17, 19, 25, 31, 37, 71, 178, 196};
-    static const int basic_ramp[8] = {COLOR_BLACK, COLOR_BLUE, COLOR_BLUE, COLOR_CYAN, COLOR_GREEN, COLOR_GREEN,
-                                      COLOR_YELLOW, COLOR_RED};
+    static const int basic_ramp[8] = {COLOR_BLACK, COLOR_BLUE,  COLOR_BLUE,   COLOR_CYAN,
+                                      COLOR_GREEN, COLOR_GREEN, COLOR_YELLOW, COLOR_RED};
     return rich ? rich_ramp[level] : basic_ramp[level];
 }
 
@@ -67,7 +80,8 @@ Terminal::Terminal() {
         const bool rich = COLORS >= 256;
         // One pair per (fg, bg) combination views use: fg on default, and heat backgrounds.
         for (int f = 0; f < kColors; ++f)
-            init_pair(static_cast<short>(kPairBase + f), static_cast<short>(curses_color(static_cast<Color>(f), rich)), -1);
+            init_pair(static_cast<short>(kPairBase + f), static_cast<short>(curses_color(static_cast<Color>(f), rich)),
+                      -1);
         for (int b = 0; b < 8; ++b)
             init_pair(static_cast<short>(kPairBase + kColors + b), COLOR_WHITE,
                       static_cast<short>(curses_color(static_cast<Color>(static_cast<int>(Color::heat0) + b), rich)));
@@ -78,8 +92,12 @@ Terminal::~Terminal() {
     endwin();
 }
 
-int Terminal::width() const { return COLS; }
-int Terminal::height() const { return LINES; }
+int Terminal::width() const {
+    return COLS;
+}
+int Terminal::height() const {
+    return LINES;
+}
 
 int Terminal::attr_for(const Style& s) const {
     int a = A_NORMAL;
@@ -90,8 +108,7 @@ int Terminal::attr_for(const Style& s) const {
     if (colors_) {
         if (s.bg >= Color::heat0 && s.bg <= Color::heat7)
             a |= COLOR_PAIR(kPairBase + kColors + (static_cast<int>(s.bg) - static_cast<int>(Color::heat0)));
-        else if (s.fg != Color::none)
-            a |= COLOR_PAIR(kPairBase + static_cast<int>(s.fg));
+        else if (s.fg != Color::none) a |= COLOR_PAIR(kPairBase + static_cast<int>(s.fg));
     } else {
         // Monochrome: what colour would say, attributes say.
         if (s.fg == Color::bad || s.fg == Color::warn) a |= A_BOLD;
@@ -129,18 +146,32 @@ int Terminal::read_key(MouseEvent& mouse) {
     if (r == ERR) return kKeyNone;
     if (r == KEY_CODE_YES) {
         switch (ch) {
-            case KEY_UP: return kKeyUp;
-            case KEY_DOWN: return kKeyDown;
-            case KEY_LEFT: return kKeyLeft;
-            case KEY_RIGHT: return kKeyRight;
-            case KEY_PPAGE: return kKeyPageUp;
-            case KEY_NPAGE: return kKeyPageDown;
-            case KEY_HOME: return kKeyHome;
-            case KEY_END: return kKeyEnd;
-            case KEY_ENTER: return kKeyEnter;
-            case KEY_BACKSPACE: return kKeyBackspace;
-            case KEY_BTAB: return kKeyBackTab;
-            case KEY_RESIZE: return kKeyResize;
+            case KEY_UP:
+                return kKeyUp;
+            case KEY_DOWN:
+                return kKeyDown;
+            case KEY_LEFT:
+                return kKeyLeft;
+            case KEY_RIGHT:
+                return kKeyRight;
+            case KEY_PPAGE:
+                return kKeyPageUp;
+            case KEY_NPAGE:
+                return kKeyPageDown;
+            case KEY_HOME:
+                return kKeyHome;
+            case KEY_END:
+                return kKeyEnd;
+            case KEY_ENTER:
+                return kKeyEnter;
+            case KEY_BACKSPACE:
+                return kKeyBackspace;
+            case KEY_DC:
+                return kKeyDelete;
+            case KEY_BTAB:
+                return kKeyBackTab;
+            case KEY_RESIZE:
+                return kKeyResize;
             case KEY_MOUSE: {
                 MEVENT ev;
                 if (getmouse(&ev) != OK) return kKeyNone;
@@ -150,7 +181,8 @@ int Terminal::read_key(MouseEvent& mouse) {
                 if (ev.bstate & BUTTON5_PRESSED) return kKeyWheelDown;
                 return kKeyMouseClick;
             }
-            default: return kKeyNone;
+            default:
+                return kKeyNone;
         }
     }
     if (ch == 27) return kKeyEscape;

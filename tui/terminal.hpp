@@ -15,7 +15,7 @@ struct MouseEvent {
 
 class Terminal {
 public:
-    Terminal();  // takes over the terminal
+    Terminal();   // takes over the terminal
     ~Terminal();  // restores it
     Terminal(const Terminal&) = delete;
     Terminal& operator=(const Terminal&) = delete;

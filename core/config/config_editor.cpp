@@ -28,7 +28,9 @@ std::string joined(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-ConfigEditor::ConfigEditor(std::string path) : path_(std::move(path)) { reload(); }
+ConfigEditor::ConfigEditor(std::string path) : path_(std::move(path)) {
+    reload();
+}
 
 void ConfigEditor::adopt(const json& doc, const FileStamp& stamp) {
     base_ = doc;
@@ -43,8 +45,8 @@ void ConfigEditor::reload() {
     const ConfigRead r = read_monitor_config(path_);
     if (r.status != ConfigRead::Status::ok || !r.doc.is_object()) {
         loaded_ = false;
-        load_error_ = r.status == ConfigRead::Status::ok ? "the file is not a JSON object (msprobe would crash on it)"
-                                                         : r.error;
+        load_error_ =
+            r.status == ConfigRead::Status::ok ? "the file is not a JSON object (msprobe would crash on it)" : r.error;
         stamp_ = stamp_of(path_);
         return;
     }
@@ -72,9 +74,10 @@ bool ConfigEditor::poll() {
     if (!loaded_ || !had_edits) {
         const bool was_loaded = loaded_;
         adopt(r.doc, now);
-        notice_ = was_loaded ? "the file changed at " + when + " and was reloaded: " +
-                                   (theirs.empty() ? std::string("same content") : joined(theirs))
-                             : "";
+        notice_ = was_loaded
+                      ? "the file changed at " + when +
+                            " and was reloaded: " + (theirs.empty() ? std::string("same content") : joined(theirs))
+                      : "";
         return true;
     }
     // Unsaved edits and a change on disk: keep both, let the user choose.
@@ -138,7 +141,9 @@ bool ConfigEditor::set(const std::string& key, const std::string& text, std::str
     return true;
 }
 
-void ConfigEditor::remove(const std::string& key) { edited_.erase(key); }
+void ConfigEditor::remove(const std::string& key) {
+    edited_.erase(key);
+}
 
 void ConfigEditor::start_collection(long long collect_times) {
     edited_["dynamic_on"] = true;
@@ -180,10 +185,13 @@ SaveReport ConfigEditor::save(const SaveTiming& timing) {
         return report;
     }
     const json base_doc = base_;
-    report = guarded_save(path_, patch, [](const json&, const json& after) -> std::string {
-        const ConfigCheck c = validate_monitor_config(after);
-        return c.ok() ? std::string() : "not written — msprobe would reject it: " + c.errors.front();
-    }, timing);
+    report = guarded_save(
+        path_, patch,
+        [](const json&, const json& after) -> std::string {
+            const ConfigCheck c = validate_monitor_config(after);
+            return c.ok() ? std::string() : "not written — msprobe would reject it: " + c.errors.front();
+        },
+        timing);
     if (!report.writes.empty()) {
         // What we wrote is now the file; a racing rewrite after that shows up on the next poll.
         adopt(report.saved, report.writes.back());

@@ -2,11 +2,10 @@
 // meanwhile, and saving through guarded_save. Views draw it; only its methods touch the file.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/config/config_file.hpp"
 #include "core/config/config_patch.hpp"
@@ -26,7 +25,7 @@ struct ConfigRow {
 
 // The file changed on disk while the user had unsaved edits: both versions, for the user to choose.
 struct ConfigConflict {
-    nlohmann::ordered_json theirs;       // the file now
+    nlohmann::ordered_json theirs;           // the file now
     std::vector<std::string> their_changes;  // file as it was → file now
     std::vector<std::string> my_changes;     // file as it was → my edits
 };

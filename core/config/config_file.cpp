@@ -13,6 +13,10 @@
 #include <sstream>
 #include <thread>
 
+#include "core/config/ordered_json_parse.hpp"
+#include "core/files/replacement_file.hpp"
+#include "core/text/json_depth.hpp"
+
 namespace msmon {
 
 namespace {
@@ -51,13 +55,11 @@ bool parse_monitor_config_text(std::string_view text, nlohmann::ordered_json& do
         return false;
     }
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // msprobe's json.load would reject it
-    try {
-        doc = nlohmann::ordered_json::parse(text.begin(), text.end());
-        return true;
-    } catch (const nlohmann::ordered_json::exception& e) {
-        error = e.what();
+    if (!json_depth_within(text)) {
+        error = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels: not a monitor config";
         return false;
     }
+    return parse_ordered_json(text, doc, error);
 }
 
 ConfigRead read_monitor_config(const std::string& path, int attempts) {
@@ -84,7 +86,9 @@ ConfigRead read_monitor_config(const std::string& path, int attempts) {
     return r;
 }
 
-std::string render_monitor_config(const nlohmann::ordered_json& doc) { return doc.dump(2) + "\n"; }
+std::string render_monitor_config(const nlohmann::ordered_json& doc) {
+    return doc.dump(2) + "\n";
+}
 
 bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error,
                           FileStamp* written) {
@@ -100,23 +104,29 @@ bool write_monitor_config(const std::string& path, const nlohmann::ordered_json&
     const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
     struct stat before {};
     const bool existed = ::stat(target.c_str(), &before) == 0;
-    std::string tmpl = dir + "/." + base + ".msmon-XXXXXX";
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) {
-        error = "cannot create a temporary file in " + dir + ": " + std::strerror(errno);
-        return false;
+    ReplacementFile file;
+    if (!file.open(dir, base, error)) return false;
+    const int fd = file.fd();
+    bool ok = file.write_all(render_monitor_config(doc), error);
+    // The new file keeps the old one's owner, group and mode: the trainer (often another user) writes it back when a
+    // collection ends, and a failed write-back leaves dynamic_on true (a collection that never ends). If the owner
+    // cannot be kept (msmon is neither root nor the owner), nothing is replaced.
+    if (ok && existed && (before.st_uid != ::geteuid() || before.st_gid != ::getegid()) &&
+        ::fchown(fd, before.st_uid, before.st_gid) != 0) {
+        error = "cannot keep " + target + "'s owner " + std::to_string(before.st_uid) + ":" +
+                std::to_string(before.st_gid) + " (msmon runs as " + std::to_string(::geteuid()) + ":" +
+                std::to_string(::getegid()) + ": " + std::strerror(errno) +
+                "); the trainer could not write it back. Edit it as its owner or as root; nothing was changed";
+        ok = false;
     }
-    const std::string text = render_monitor_config(doc);
-    bool ok = true;
-    for (std::size_t off = 0; ok && off < text.size();) {
-        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        off += static_cast<std::size_t>(std::max<ssize_t>(n, 0));
+    if (ok && existed && ::fchmod(fd, before.st_mode & 07777) != 0) {
+        error = std::string("cannot keep the config's mode: ") + std::strerror(errno);
+        ok = false;
     }
-    if (ok && existed) ok = ::fchmod(fd, before.st_mode & 07777) == 0;
-    if (ok) ok = ::fsync(fd) == 0;
-    if (!ok) error = std::string("cannot write the new config: ") + std::strerror(errno);
+    if (ok && ::fsync(fd) != 0) {
+        error = std::string("cannot write the new config: ") + std::strerror(errno);
+        ok = false;
+    }
     // msprobe compares mtimes exactly (as floats): the new one must be later than the old, or the trainer never
     // reads the new content. Set it before the rename so that no reader sees the new file with an old mtime.
     if (ok && existed) {
@@ -135,16 +145,8 @@ bool write_monitor_config(const std::string& path, const nlohmann::ordered_json&
             if (!ok) error = std::string("cannot set the new config's mtime: ") + std::strerror(errno);
         }
     }
-    const FileStamp stamp = ok ? stamp_of_fd(fd) : FileStamp{};
-    ::close(fd);
-    if (ok && ::rename(tmpl.c_str(), target.c_str()) != 0) {
-        error = "cannot replace " + target + ": " + std::strerror(errno);
-        ok = false;
-    }
-    if (!ok) {
-        ::unlink(tmpl.c_str());
-        return false;
-    }
+    const FileStamp stamp = ok ? stamp_of_fd(fd) : FileStamp{};  // linking and renaming leave these as they are
+    if (!ok || !file.replace(target, error)) return false;
     if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
         ::fsync(dfd);
         ::close(dfd);

@@ -6,10 +6,9 @@
 #include <sys/types.h>
 
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace msmon {
 

@@ -2,16 +2,15 @@
 // applied again on top of a file someone else rewrote meanwhile (the trainer's write-back, another person).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace msmon {
 
 struct ConfigChange {
-    std::vector<std::string> path;          // {"alert", "dump"}; object keys may contain dots
+    std::vector<std::string> path;                // {"alert", "dump"}; object keys may contain dots
     std::optional<nlohmann::ordered_json> value;  // nullopt: the key is removed
 };
 

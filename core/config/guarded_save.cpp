@@ -76,7 +76,8 @@ std::string clock_text(const timespec& t) {
     return buf;
 }
 
-SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const SaveVeto& veto, const SaveTiming& timing) {
+SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const SaveVeto& veto,
+                        const SaveTiming& timing) {
     SaveReport report;
     for (int attempt = 0;; ++attempt) {
         if (wait_for_quiet(path, timing) < 0)
@@ -115,7 +116,8 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
         const auto written_at = Clock::now();
         const json* was_on = find_path(read.doc, {"dynamic_on"});
         const bool collection_may_run = was_on && was_on->is_boolean() && was_on->get<bool>();
-        const int settle_ms = std::max(timing.settle_ms, collection_may_run && timing.step_ms > 0 ? timing.step_ms + 20 : 0);
+        const int settle_ms =
+            std::max(timing.settle_ms, collection_may_run && timing.step_ms > 0 ? timing.step_ms + 20 : 0);
         bool external = false, old_touched = false;
         while (std::chrono::duration<double, std::milli>(Clock::now() - written_at).count() < settle_ms) {
             sleep_ms(timing.poll_ms);
@@ -133,12 +135,14 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
         std::string what;
         if (external) {
             const ConfigRead now = read_monitor_config(path);
-            what = "the config was rewritten " + std::to_string(static_cast<int>(after_ms)) + " ms after msmon's save (" +
+            what = "the config was rewritten " + std::to_string(static_cast<int>(after_ms)) +
+                   " ms after msmon's save (" +
                    (now.status == ConfigRead::Status::ok ? what_changed(doc, now.doc) : "unreadable: " + now.error) +
                    ") — a trainer write-back racing the save";
         } else {
-            what = "a trainer write-back landed on the replaced file during the save, so a rank may have recorded the "
-                   "new mtime without reading it";
+            what =
+                "a trainer write-back landed on the replaced file during the save, so a rank may have recorded the "
+                "new mtime without reading it";
         }
         if (attempt >= timing.max_reapply) {
             report.notices.push_back(what + "; gave up after " + std::to_string(attempt + 1) +

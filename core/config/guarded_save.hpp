@@ -12,10 +12,9 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/config/config_file.hpp"
 #include "core/config/config_patch.hpp"
@@ -37,13 +36,13 @@ struct SaveTiming {
 };
 
 struct SaveReport {
-    bool in_effect = false;             // the change is in the file, which nobody rewrote during the last settle window
-    std::vector<FileStamp> writes;      // every write msmon made, in order (the last one is what the trainer should read)
-    std::vector<timespec> written_at;   // wall clock right after each write's rename
-    std::vector<std::string> notices;   // what happened on the way, for the user
-    nlohmann::ordered_json saved;       // the document of the last write
-    nlohmann::ordered_json replaced;    // the file as it was before the first write
-    std::string error;                  // why nothing (more) was written
+    bool in_effect = false;         // the change is in the file, which nobody rewrote during the last settle window
+    std::vector<FileStamp> writes;  // every write msmon made, in order (the last one is what the trainer should read)
+    std::vector<timespec> written_at;  // wall clock right after each write's rename
+    std::vector<std::string> notices;  // what happened on the way, for the user
+    nlohmann::ordered_json saved;      // the document of the last write
+    nlohmann::ordered_json replaced;   // the file as it was before the first write
+    std::string error;                 // why nothing (more) was written
 };
 
 // Checks the document about to be written; returns an empty string to allow it, else the reason not to.

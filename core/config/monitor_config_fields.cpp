@@ -10,7 +10,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-bool is_int(const json& v) { return v.is_number_integer(); }  // JSON booleans are not numbers here
+bool is_int(const json& v) {
+    return v.is_number_integer();
+}  // JSON booleans are not numbers here
 
 // True only for a real `true` (value() with a bool default would throw on a string).
 bool is_true(const json& obj, const char* key) {
@@ -20,8 +22,8 @@ bool is_true(const json& obj, const char* key) {
 }  // namespace
 
 bool config_aborts_training(const json& config) {
-    return is_true(config, "print_struct") ||
-           (config.is_object() && config.contains("cc_distribution") && is_true(config["cc_distribution"], "cc_log_only"));
+    return is_true(config, "print_struct") || (config.is_object() && config.contains("cc_distribution") &&
+                                               is_true(config["cc_distribution"], "cc_log_only"));
 }
 
 const std::vector<ConfigField>& monitor_config_fields() {
@@ -45,7 +47,8 @@ const std::vector<ConfigField>& monitor_config_fields() {
         {"mg_direction", "bool", "false", "not checked", "gradient/momentum direction agreement"},
         {"cc_distribution", "dict", "{}", "keys enable, cc_codeline, cc_pre_hook, cc_log_only",
          "communication ops; cc_log_only: true ABORTS training after step 1", true},
-        {"alert", "dict", "{\"rules\": []}", "rules: [AnomalyTurbulence|AnomalyNan with args.threshold >= 0], dump: bool",
+        {"alert", "dict", "{\"rules\": []}",
+         "rules: [AnomalyTurbulence|AnomalyNan with args.threshold >= 0], dump: bool",
          "anomaly rules and the anomaly.json dump"},
         {"format", "str", "\"csv\"", "csv (anything else falls back to csv)", "output format"},
         {"ops", "list", "[\"norm\"]", "list of norm,min,max,zeros,nans,id,mean,shape,dtype", "statistics per tensor"},
@@ -88,7 +91,8 @@ ConfigCheck validate_monitor_config(const json& c) {
         warn("collect_times is not an int >= 0: msprobe uses 100000000");
     if (has("step_interval") && (!is_int(c["step_interval"]) || c["step_interval"].get<long long>() < 1))
         warn("step_interval is not an int >= 1: msprobe uses 1");
-    if (has("monitor_mbs_grad") && !c["monitor_mbs_grad"].is_boolean()) warn("monitor_mbs_grad is not a bool: treated as false");
+    if (has("monitor_mbs_grad") && !c["monitor_mbs_grad"].is_boolean())
+        warn("monitor_mbs_grad is not a bool: treated as false");
     if (has("module_ranks")) {
         const auto& m = c["module_ranks"];
         if (!m.is_array()) reject("module_ranks must be a list of ints");
@@ -107,10 +111,10 @@ ConfigCheck validate_monitor_config(const json& c) {
             for (auto it = cc.begin(); it != cc.end(); ++it) {
                 if (!allowed.count(it.key())) reject("cc_distribution." + it.key() + " is not a key msprobe allows");
                 else if (it.key() == "cc_codeline" ? !it.value().is_array() : !it.value().is_boolean())
-                    reject("cc_distribution." + it.key() + (it.key() == "cc_codeline" ? " must be a list" : " must be true or false"));
+                    reject("cc_distribution." + it.key() +
+                           (it.key() == "cc_codeline" ? " must be a list" : " must be true or false"));
             }
-        if (is_true(cc, "cc_log_only"))
-            warn("cc_distribution.cc_log_only: true ABORTS training after step 1");
+        if (is_true(cc, "cc_log_only")) warn("cc_distribution.cc_log_only: true ABORTS training after step 1");
     }
     if (is_true(c, "print_struct")) warn("print_struct: true ABORTS training after the first step");
     if (has("alert")) {
@@ -122,17 +126,19 @@ ConfigCheck validate_monitor_config(const json& c) {
             else if (!a["rules"].is_array() && !a["rules"].is_null()) reject("alert.rules must be a list");
             else if (a["rules"].is_array())
                 for (const auto& rule : a["rules"]) {
-                    const std::string name = rule.is_object() && rule.contains("rule_name") && rule["rule_name"].is_string()
-                                                 ? rule["rule_name"].get<std::string>()
-                                                 : "";
+                    const std::string name =
+                        rule.is_object() && rule.contains("rule_name") && rule["rule_name"].is_string()
+                            ? rule["rule_name"].get<std::string>()
+                            : "";
                     if (name != "AnomalyTurbulence" && name != "AnomalyNan")
                         reject("alert rule_name must be AnomalyTurbulence or AnomalyNan");
-                    if (rule.is_object() && rule.contains("args") && rule["args"].is_object() && !rule["args"].empty()) {
+                    if (rule.is_object() && rule.contains("args") && rule["args"].is_object() &&
+                        !rule["args"].empty()) {
                         const json t = rule["args"].contains("threshold") ? rule["args"]["threshold"] : json();
                         if (!t.is_number() || t.get<double>() < 0) reject("alert args.threshold must be a number >= 0");
                     }
-                    if (name == "AnomalyTurbulence" && (!rule.contains("args") || !rule["args"].is_object() ||
-                                                        !rule["args"].contains("threshold")))
+                    if (name == "AnomalyTurbulence" &&
+                        (!rule.contains("args") || !rule["args"].is_object() || !rule["args"].contains("threshold")))
                         warn("AnomalyTurbulence without args.threshold is skipped by msprobe");
                 }
             if (a.contains("dump") && !a["dump"].is_boolean() && a["dump"] != false && !a["dump"].is_null())
@@ -142,11 +148,13 @@ ConfigCheck validate_monitor_config(const json& c) {
     if (has("format") && c["format"] != "csv") warn("format other than csv falls back to csv");
     if (has("ops")) {
         const auto& ops = c["ops"];
-        static const std::set<std::string> known = {"norm", "min", "max", "zeros", "nans", "id", "mean", "shape", "dtype"};
+        static const std::set<std::string> known = {"norm", "min",  "max",   "zeros", "nans",
+                                                    "id",   "mean", "shape", "dtype"};
         if (!ops.is_array()) reject("ops must be a list");
         else
             for (const auto& o : ops)
-                if (!o.is_string() || !known.count(o.get<std::string>())) warn("op " + o.dump() + " is unknown: msprobe drops it");
+                if (!o.is_string() || !known.count(o.get<std::string>()))
+                    warn("op " + o.dump() + " is unknown: msprobe drops it");
     }
     if (has("eps") && !c["eps"].is_number_float()) reject("eps must be a float literal (e.g. 1e-08, not 0)");
     if (has("ndigits")) {

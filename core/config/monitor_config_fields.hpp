@@ -2,18 +2,17 @@
 // help, whether it aborts training — that drives both validation and the editor.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace msmon {
 
 struct ConfigField {
     const char* name;
-    const char* type;       // bool, int, float, str, list, dict
-    const char* fallback;   // msprobe's default, as JSON text
-    const char* rule;       // what msprobe checks, in words
+    const char* type;      // bool, int, float, str, list, dict
+    const char* fallback;  // msprobe's default, as JSON text
+    const char* rule;      // what msprobe checks, in words
     const char* help;
     bool aborts_training = false;  // print_struct, cc_distribution.cc_log_only
     bool read_at_start_only = false;

@@ -10,7 +10,8 @@ namespace msmon {
 
 struct AnomalyRecord {
     std::string source;  // "msprobe" (from anomaly.json) or "detected" (msmon's detectors)
-    std::string rule;    // AnomalyTurbulence, AnomalyNan, CrossRankOutlier, GlobalNormSpike, EmbeddingNormHigh, StalledRank
+    // AnomalyTurbulence, AnomalyNan, CrossRankOutlier, GlobalNormSpike, EmbeddingNormHigh, StalledRank
+    std::string rule;
     int rank = 0;
     std::int64_t step = 0;
     std::optional<std::int64_t> micro_step;

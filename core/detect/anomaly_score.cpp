@@ -1,5 +1,6 @@
-// Scores: NaN appearing in a finite series 100 (NonFinite, or msprobe's AnomalyNan); jumps 60 + 10·log10(ratio); rank outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio);
-// mean jumps 1 + log10(ratio) (means hover around zero, so their ratios are noise); NaN placeholders 0.
+// Scores: NaN appearing in a finite series 100 (NonFinite, or msprobe's AnomalyNan); jumps 60 + 10·log10(ratio); rank
+// outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio); mean jumps 1 + log10(ratio) (means hover around zero, so
+// their ratios are noise); NaN placeholders 0.
 #include "core/detect/anomaly_score.hpp"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ double raw_score(const AnomalyRecord& a) {
     const double ref = a.reference.value_or(std::nan(""));
     if (a.rule == "AnomalyNan") {
         if (std::isnan(a.value)) return std::isnan(ref) ? 0.0 : 100.0;  // NaN after NaN: a placeholder series
-        return 40.0;                                                       // above an absolute threshold
+        return 40.0;                                                    // above an absolute threshold
     }
     if (a.rule == "AnomalyTurbulence") {
         const double ratio = std::isfinite(ref) && ref > 0 ? std::abs(a.value) / ref : 1e6;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -24,7 +25,10 @@ struct DetectorOptions {
     double cross_rank_mad_k = 6.0;
     double cross_rank_min_ratio = 10.0;
     int cross_rank_min_ranks = 4;
-    double stall_factor = 5.0;  // no new step for this many median step times while others advance
+    // Values waiting for the other ranks held in memory up to this; beyond it they are read back from the store
+    // when their step is judged (a one-shot catch-up reads rank by rank: a whole file waits for the next ranks).
+    std::size_t cross_rank_memory_bytes = std::size_t{16} << 20;
+    double stall_factor = 5.0;       // no new step for this many median step times while others advance
     double stall_min_seconds = 1.0;  // and for at least this long
     int stall_min_intervals = 5;     // live step times seen (catch-up arrivals are not step times)
 };

@@ -8,34 +8,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/detect/anomaly_score.hpp"
+#include "core/detect/layout_ops.hpp"
+#include "core/text/json_depth.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
 
 namespace {
 
-std::vector<std::string> numeric_ops(const std::string& layout) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= layout.size()) {
-        const auto comma = layout.find(',', start);
-        std::string op = layout.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (op != "shape" && op != "dtype") out.push_back(std::move(op));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return out;
+std::int64_t vpp_number(const std::string& vpp) {
+    return parse_int(vpp).value_or(0);
 }
 
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::int64_t vpp_number(const std::string& vpp) { return parse_int(vpp).value_or(0); }
-
-constexpr const char* kCrossSetting = "cross_rank_pending";
 constexpr const char* kFoldSetting = "finding_fold_pending";
 
 void put_setting(RecordBatch& batch, const char* key, std::string value) {
@@ -54,7 +38,7 @@ DetectorSet::DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions 
                          std::function<void(const std::string&)> notice)
     : store_(store), keys_(keys), options_(std::move(options)), notice_(std::move(notice)) {
     for (const auto& [k, v] : settings) {
-        if (k == kCrossSetting) restore_cross(v);
+        if (k == CrossRankCheck::kSetting) cross_.restore(v);
         if (k == kFoldSetting && !fold_.decode(v)) notice_("saved detector findings are unreadable; they are dropped");
     }
     std::optional<std::string> config = options_.monitor_config_text;
@@ -65,6 +49,10 @@ DetectorSet::DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions 
             if (k == "monitor_config") config = v;
     }
     if (!config) return;
+    if (!json_depth_within(*config)) {
+        error_ = "monitor config is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+        return;
+    }
     try {
         rules_ = MsprobeAlertRules::from_config(nlohmann::json::parse(*config), error_);
         if (rules_)
@@ -131,7 +119,9 @@ void DetectorSet::load_states(const RecordBatch& batch) {
     for (auto id : unknown) states_.try_emplace(id);
 }
 
-DetectorSet::TensorState& DetectorSet::state_of(std::int64_t tensor_id) { return states_[tensor_id]; }
+DetectorSet::TensorState& DetectorSet::state_of(std::int64_t tensor_id) {
+    return states_[tensor_id];
+}
 
 void DetectorSet::msprobe_compat(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                                  RecordBatch& batch) {
@@ -236,9 +226,9 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
         if (v >= options_.global_norm_threshold || std::isnan(v)) {
             ++st.spike_count;
             emit("GlobalNormSpike", options_.global_norm_threshold,
-                 "global norm " + format_double(v) + " at step " + std::to_string(row.step) + " is above the threshold " +
-                     format_double(options_.global_norm_threshold) + ": " + std::to_string(st.spike_count) + " of " +
-                     std::to_string(options_.global_norm_count_threshold) +
+                 "global norm " + format_double(v) + " at step " + std::to_string(row.step) +
+                     " is above the threshold " + format_double(options_.global_norm_threshold) + ": " +
+                     std::to_string(st.spike_count) + " of " + std::to_string(options_.global_norm_count_threshold) +
                      " consecutive spikes (MindFormers skips this step's update and stops at the last)");
         } else {
             st.spike_count = 0;
@@ -252,205 +242,8 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
     }
 }
 
-bool DetectorSet::cross_rank_key(const TensorInfo& t, const RunInfo& run, std::int32_t layout_id, CrossKey& key) const {
-    key.layout_id = layout_id;
-    key.applies = false;
-    if (run.format == "mindformers") {
-        if (t.kind != "loss" && t.kind != "global_norm") return false;
-        key.group = t.kind + ":value";
-        key.name = t.name;
-        key.slot = 0;
-        key.needs_count = false;
-        return key.applies = true;
-    }
-    if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return false;
-    const std::string* layout = keys_.layout_ops(layout_id);
-    if (!layout) return false;
-    const auto ops = numeric_ops(*layout);
-    const auto it = std::find(ops.begin(), ops.end(), "norm");
-    if (it == ops.end()) return false;
-    key.group = t.kind + ":norm";
-    key.name = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
-    key.slot = static_cast<int>(it - ops.begin());
-    key.needs_count = true;
-    return key.applies = true;
-}
-
-bool DetectorSet::cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
-                                   std::string& name, double& value) const {
-    CrossKey key;
-    if (!cross_rank_key(t, run, row.layout_id, key) || (key.needs_count && key.slot >= row.value_count)) return false;
-    group = std::move(key.group);
-    name = std::move(key.name);
-    value = row.values[key.slot];
-    return true;
-}
-
-void DetectorSet::cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
-    // What cross_rank_value answers, with the strings worked out once per (tensor, layout).
-    CrossKey& key = cross_keys_[row.tensor_id];
-    if (key.layout_id != row.layout_id) cross_rank_key(t, run, row.layout_id, key);
-    if (!key.applies || (key.needs_count && key.slot >= row.value_count)) return;
-    const double value = row.values[key.slot];
-    cross_probe_.first = key.group;
-    cross_probe_.second = row.step;
-    auto it = cross_.find(cross_probe_);
-    const bool added = it == cross_.end();
-    if (added) it = cross_.emplace(cross_probe_, CrossGroup{}).first;
-    const std::string& group = key.group;
-    it->second.values[key.name][run.rank] = value;
-    auto [latest, first] = cross_latest_[group].try_emplace(run.rank, row.step);
-    if (added || first || row.step > latest->second) cross_changed_ = true;
-    latest->second = std::max(latest->second, row.step);
-}
-
-std::string DetectorSet::encode_cross() const {
-    nlohmann::json groups = nlohmann::json::object();
-    for (const auto& [group, by_rank] : cross_latest_) {
-        nlohmann::json latest = nlohmann::json::array();
-        for (const auto& [rank, step] : by_rank) latest.push_back({rank, step});
-        groups[group]["latest"] = std::move(latest);
-        groups[group]["pending"] = nlohmann::json::array();
-    }
-    // Waiting steps as [first, last] runs of consecutive steps: a long catch-up holds thousands.
-    for (auto it = cross_.begin(); it != cross_.end();) {
-        const std::string& group = it->first.first;
-        const std::int64_t first = it->first.second;
-        std::int64_t last = first;
-        for (++it; it != cross_.end() && it->first.first == group && it->first.second == last + 1; ++it) ++last;
-        groups[group]["pending"].push_back({first, last});
-    }
-    return groups.dump();
-}
-
 void DetectorSet::save_cross(RecordBatch& batch) {
-    if (!cross_changed_) return;
-    cross_changed_ = false;
-    const std::string text = encode_cross();
-    for (auto& [k, v] : batch.settings)
-        if (k == kCrossSetting) {
-            v = text;
-            return;
-        }
-    batch.settings.emplace_back(kCrossSetting, text);
-}
-
-void DetectorSet::restore_cross(const std::string& text) {
-    std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> pending;
-    try {
-        const auto groups = nlohmann::json::parse(text);
-        for (const auto& [group, g] : groups.items()) {
-            for (const auto& rs : g.at("latest"))
-                cross_latest_[group][rs.at(0).get<int>()] = rs.at(1).get<std::int64_t>();
-            for (const auto& range : g.at("pending"))
-                pending[group].emplace_back(range.at(0).get<std::int64_t>(), range.at(1).get<std::int64_t>());
-        }
-    } catch (const nlohmann::json::exception& e) {
-        notice_(std::string("saved cross-rank state is unreadable, starting afresh: ") + e.what());
-        cross_latest_.clear();
-        return;
-    }
-    // The waiting groups' values are the stored rows of those steps (stored in the same transactions as the
-    // state that names them).
-    std::set<std::int64_t> runs_loaded;
-    for (const auto& [group, ranges] : pending) {
-        const std::string kind = group.substr(0, group.find(':'));
-        for (const auto& [first, last] : ranges) {
-            for (auto& stored : store_.load_samples(kind, first, last)) {
-                if (runs_loaded.insert(stored.run_id).second) keys_.load_run_tensors(stored.run_id);
-                const TensorInfo* t = keys_.tensor(stored.row.tensor_id);
-                const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
-                const std::string* layout = keys_.layout_ops(stored.row.layout_id);
-                if (!t || !run || !layout) continue;
-                stored.row.value_count =
-                    static_cast<std::int32_t>(std::min<std::size_t>(numeric_ops(*layout).size(), kMaxNumericOps));
-                std::string g, name;
-                double value = 0;
-                if (!cross_rank_value(stored.row, *t, *run, g, name, value) || g != group) continue;
-                cross_[{group, stored.row.step}].values[name][run->rank] = value;
-            }
-        }
-    }
-}
-
-void DetectorSet::cross_rank_evaluate(bool all, RecordBatch& batch) {
-    for (auto it = cross_.begin(); it != cross_.end();) {
-        const auto& [group, step] = it->first;
-        const auto& latest = cross_latest_[group];
-        std::size_t complete = 0;
-        for (const auto& [rank, s] : latest) complete += s > step;
-        const std::size_t needed = std::max<std::size_t>(static_cast<std::size_t>(options_.cross_rank_min_ranks),
-                                                         (latest.size() * 3 + 3) / 4);
-        if (!all && complete < needed) {
-            ++it;
-            continue;
-        }
-        struct Worst {
-            int flagged = 0, compared = 0;
-            double rel = -1, value = 0, median = 0;
-            std::string name;
-        };
-        std::map<int, Worst> per_rank;
-        std::size_t ranks_in_group = 0;
-        for (const auto& [name, by_rank] : it->second.values) {
-            ranks_in_group = std::max(ranks_in_group, by_rank.size());
-            // On log|x|: norms spread by factors, not by amounts. Non-finite values are the NonFinite check's.
-            std::vector<std::pair<int, double>> logs;
-            for (const auto& [r, v] : by_rank)
-                if (std::isfinite(v) && v != 0) logs.emplace_back(r, std::log(std::abs(v)));
-            if (static_cast<int>(logs.size()) < options_.cross_rank_min_ranks) continue;
-            std::vector<double> ys;
-            for (const auto& [r, y] : logs) ys.push_back(y);
-            const double med = median_of(ys);
-            for (auto& y : ys) y = std::abs(y - med);
-            const double mad = median_of(ys) * 1.4826;
-            auto [usual, fresh] = cross_spread_.try_emplace(group + "\n" + name, mad);
-            const double spread = std::max({mad, usual->second, 0.05});
-            if (!fresh) usual->second = 0.9 * usual->second + 0.1 * mad;
-            for (const auto& [r, y] : logs) {
-                Worst& w = per_rank[r];
-                ++w.compared;
-                const double d = std::abs(y - med);
-                if (d < std::log(options_.cross_rank_min_ratio) || d < options_.cross_rank_mad_k * spread) continue;
-                ++w.flagged;
-                if (d > w.rel) {
-                    w.rel = d;
-                    w.value = by_rank.at(r);
-                    w.median = std::exp(med) * (w.value < 0 ? -1 : 1);
-                    w.name = name;
-                }
-            }
-        }
-        const auto colon = group.find(':');
-        for (const auto& [r, w] : per_rank) {
-            if (!w.flagged) continue;
-            AnomalyRecord a;
-            a.source = "detected";
-            a.rule = "CrossRankOutlier";
-            a.rank = r;
-            a.step = step;
-            a.kind = group.substr(0, colon);
-            a.op = group.substr(colon + 1);
-            a.name = w.name;
-            if (const auto c = a.name.find(':'); a.op == "norm" && c != std::string::npos) {
-                a.vpp_stage = a.name.substr(0, c);
-                a.name = a.name.substr(c + 1);
-            }
-            a.value = w.value;
-            a.reference = w.median;
-            a.tag_name = a.kind + "/rank" + std::to_string(r);
-            a.message = "rank " + std::to_string(r) + ": " + a.kind + " " + a.op + " far from the other " +
-                        std::to_string(ranks_in_group - 1) + " ranks at step " + std::to_string(step) + " on " +
-                        std::to_string(w.flagged) + " of " + std::to_string(w.compared) + " series (worst " +
-                        (w.name.empty() ? a.kind : w.name) + ": " + format_double(w.value) + " vs median " +
-                        format_double(w.median) + ")";
-            a.score = anomaly_score(a);
-            batch.anomalies.push_back(std::move(a));
-        }
-        it = cross_.erase(it);
-        cross_changed_ = true;
-    }
-    save_cross(batch);
+    if (auto state = cross_.take_changed_state()) put_setting(batch, CrossRankCheck::kSetting, std::move(*state));
 }
 
 void DetectorSet::observe(RecordBatch& batch) {
@@ -470,10 +263,11 @@ void DetectorSet::observe(RecordBatch& batch) {
             st.last_step = row.step;
             if (touched_.empty() || touched_.back() != row.tensor_id) touched_.push_back(row.tensor_id);
         }
-        cross_rank_collect(row, *t, *run);
+        cross_.collect(row, *t, *run);
         if (stalls_.live()) {
             auto [it, added] = batch_pace_.try_emplace(run->rank, t->run_id, row.step);
-            if (!added && (it->second.first != t->run_id || row.step > it->second.second)) it->second = {t->run_id, row.step};
+            if (!added && (it->second.first != t->run_id || row.step > it->second.second))
+                it->second = {t->run_id, row.step};
         }
     }
     for (const auto& [rank, run_step] : batch_pace_) stalls_.advance(rank, run_step.first, run_step.second, now);
@@ -503,14 +297,16 @@ void DetectorSet::on_idle(Clock::time_point now, RecordBatch& batch) {
     // its findings out after fold_max_wait.
     fold_.emit_waiting(now, options_.fold_max_wait, batch.anomalies);
     save_fold(batch);
-    cross_rank_evaluate(false, batch);
+    cross_.evaluate(false, batch);
+    save_cross(batch);
     stalls_.judge(now, batch.anomalies);
 }
 
 void DetectorSet::finish(RecordBatch& batch) {
     fold_.emit_all(batch.anomalies);
     save_fold(batch);
-    cross_rank_evaluate(true, batch);
+    cross_.evaluate(true, batch);
+    save_cross(batch);
 }
 
 void DetectorSet::save_fold(RecordBatch& batch) {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/detect/cross_rank_check.hpp"
 #include "core/detect/detector_options.hpp"
 #include "core/detect/finding_fold.hpp"
 #include "core/detect/msprobe_rules.hpp"
@@ -32,6 +33,9 @@ public:
     void on_idle(Clock::time_point now, RecordBatch& batch);
     // End of a run: evaluate every pending cross-rank group.
     void finish(RecordBatch& batch);
+    // Blocks until every batch observed so far is committed (cross-rank values read back from the store).
+    void set_wait_committed(std::function<void()> wait) { cross_.set_wait_committed(std::move(wait)); }
+    std::size_t cross_rank_peak_bytes() const { return cross_.peak_bytes(); }
 
 private:
     struct TensorState {
@@ -39,17 +43,6 @@ private:
         std::vector<MsprobeSeriesState> ops;  // per numeric op slot
         std::int64_t spike_count = 0;         // global_norm: consecutive values ≥ threshold
         SeriesCheckState checks;              // msmon's default checks: non-finite, jumps
-    };
-    // Where a tensor's rows go in the cross-rank comparison, worked out once per (tensor, layout).
-    struct CrossKey {
-        std::int32_t layout_id = -1;
-        bool applies = false;
-        int slot = 0;                // the value's slot in the row
-        bool needs_count = false;    // msprobe rows: the slot must be within the row's value_count
-        std::string group, name;
-    };
-    struct CrossGroup {
-        std::map<std::string, std::map<int, double>> values;  // name → rank → value
     };
     void load_states(const RecordBatch& batch);
     TensorState& state_of(std::int64_t tensor_id);
@@ -62,18 +55,8 @@ private:
     const CheckSlots& slots_of(std::int32_t layout_id);
     void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                             RecordBatch& batch);
-    // The cross-rank group (kind:op) a row belongs to, the series name in it and the row's value; false if none.
-    bool cross_rank_key(const TensorInfo& t, const RunInfo& run, std::int32_t layout_id, CrossKey& key) const;
-    bool cross_rank_value(const SampleRow& row, const TensorInfo& t, const RunInfo& run, std::string& group,
-                          std::string& name, double& value) const;
-    void cross_rank_collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
-    void cross_rank_evaluate(bool all, RecordBatch& batch);
-    // Which (group, step) wait to be judged and each rank's latest step, saved as a setting with every batch that
-    // changes them: a killed session's successor reloads the waiting groups' values from the stored rows.
-    std::string encode_cross() const;
     void save_cross(RecordBatch& batch);
     void save_fold(RecordBatch& batch);
-    void restore_cross(const std::string& text);
     std::map<int, std::pair<std::int64_t, std::int64_t>> batch_pace_;  // rank → (run, latest step) in this batch
 
     IngestStore& store_;
@@ -86,13 +69,7 @@ private:
     std::unordered_map<std::int32_t, CheckSlots> slots_;
     FindingFold fold_;
     std::vector<std::int64_t> touched_;  // tensors whose state changed in this batch (rows come sorted by tensor)
-    std::unordered_map<std::int64_t, CrossKey> cross_keys_;
-    std::pair<std::string, std::int64_t> cross_probe_;  // reused lookup key: no allocation per row
-    // cross-rank: (group, step) → group values; per group, the latest step each rank reported
-    std::map<std::pair<std::string, std::int64_t>, CrossGroup> cross_;
-    std::map<std::string, std::map<int, std::int64_t>> cross_latest_;
-    std::map<std::string, double> cross_spread_;  // group + name → usual spread of log|x| across ranks (EMA of MADs)
-    bool cross_changed_ = false;  // since the last save_cross
+    CrossRankCheck cross_{store_, keys_, options_, notice_};
     StallWatch stalls_{options_};
 };
 

@@ -76,9 +76,16 @@ bool FindingFold::take_changed() {
 namespace {
 
 nlohmann::json finding_json(const SeriesFinding& f) {
-    nlohmann::json j = {{"rule", f.rule}, {"rank", f.rank},   {"step", f.step},    {"order", f.order},
-                        {"kind", f.kind}, {"vpp", f.vpp_stage}, {"name", f.name}, {"op", f.op},
-                        {"value", format_double(f.value)}, {"ratio", format_double(f.ratio)}};
+    nlohmann::json j = {{"rule", f.rule},
+                        {"rank", f.rank},
+                        {"step", f.step},
+                        {"order", f.order},
+                        {"kind", f.kind},
+                        {"vpp", f.vpp_stage},
+                        {"name", f.name},
+                        {"op", f.op},
+                        {"value", format_double(f.value)},
+                        {"ratio", format_double(f.ratio)}};
     if (f.micro_step) j["micro"] = *f.micro_step;
     if (f.reference) j["reference"] = format_double(*f.reference);
     return j;
@@ -147,8 +154,9 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g) {
         a.call_id = f.order;
         // msprobe's tag for the first tensor: one per (rank, kind, step, first tensor), so two parts of a group cut
         // by a partly read file stay two rows wherever anomalies are keyed by tag (ClickHouse's table).
-        a.tag_name = f.vpp_stage.empty() ? f.kind + (f.name.empty() ? "" : ":" + f.name) + "/rank" + std::to_string(f.rank)
-                                         : msprobe_tag_name(f.kind, f.vpp_stage, f.name, f.micro_step, f.rank);
+        a.tag_name = f.vpp_stage.empty()
+                         ? f.kind + (f.name.empty() ? "" : ":" + f.name) + "/rank" + std::to_string(f.rank)
+                         : msprobe_tag_name(f.kind, f.vpp_stage, f.name, f.micro_step, f.rank);
         const std::string where = " at step " + std::to_string(f.step) + " on rank " + std::to_string(f.rank);
         const std::string others =
             g.count > 1 ? "; " + std::to_string(g.count) + " " + f.kind + " series of this rank in all" : std::string();
@@ -162,9 +170,9 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g) {
                         " above its early level" + where + " (recent median " + format_double(f.value) + ", early " +
                         format_double(f.reference.value_or(NAN)) + ")" + others;
         } else {
-            a.message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where +
-                        " (" + format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) +
-                        ")" + others;
+            a.message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where + " (" +
+                        format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) + ")" +
+                        others;
             if (g.count > 1 && g.worst.order != f.order)
                 a.message += ", the largest " + series_text(g.worst) + " " + ratio_text(g.worst.ratio);
         }

@@ -23,6 +23,11 @@ bool chains_steps(const AnomalyRecord& a) {
     return a.source == "detected" && a.rule != "AnomalyTurbulence" && a.rule != "AnomalyNan";
 }
 
+// A drift is found on each rank and tensor when its own median crosses the threshold: steps apart.
+bool is_drift(const AnomalyRecord& a) {
+    return a.source == "detected" && a.rule == "Drift";
+}
+
 }  // namespace
 
 std::vector<Incident> group_incidents(const std::vector<AnomalyRecord>& anomalies) {
@@ -31,13 +36,31 @@ std::vector<Incident> group_incidents(const std::vector<AnomalyRecord>& anomalie
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t x, std::size_t y) { return training_order_less(anomalies[x], anomalies[y]); });
     std::vector<Incident> out;
+    // Drifts first: one incident for the findings of one slow growth, each within kDriftSpan steps of the last.
+    std::vector<std::size_t> steady;
+    for (std::size_t m : order) {
+        if (!is_drift(anomalies[m])) {
+            steady.push_back(m);
+            continue;
+        }
+        const std::int64_t step = anomalies[m].step;
+        if (out.empty() || step > out.back().last_step + kDriftSpan) {
+            out.emplace_back();
+            out.back().first_step = step;
+        }
+        out.back().last_step = step;
+        out.back().members.push_back(m);
+    }
+    order = std::move(steady);
     bool open_has_detected = false;
+    const std::size_t drifts = out.size();
     for (std::size_t i = 0; i < order.size();) {
         const std::int64_t step = anomalies[order[i]].step;
         std::size_t end = i;
         bool detected = false;
-        while (end < order.size() && anomalies[order[end]].step == step) detected |= chains_steps(anomalies[order[end++]]);
-        const bool chains = !out.empty() && open_has_detected && detected && step <= out.back().last_step + 1;
+        while (end < order.size() && anomalies[order[end]].step == step)
+            detected |= chains_steps(anomalies[order[end++]]);
+        const bool chains = out.size() > drifts && open_has_detected && detected && step <= out.back().last_step + 1;
         if (!chains) {
             out.emplace_back();
             out.back().first_step = step;

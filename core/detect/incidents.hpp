@@ -6,7 +6,9 @@
 // Grouping: anomalies of one step are one incident; msmon's own detections chain into the incident of the step
 // before (an event spreads into the next step: the weights it corrupted, the optimizer's moments). msprobe's
 // rules do not chain, whether from its dumps or run by msmon from the job's config (they fire on near-zero
-// means every few steps, which would chain a whole run).
+// means every few steps, which would chain a whole run). A drift is slow: each rank and tensor crosses the
+// threshold at its own step, so msmon's Drift findings are one incident while each comes within kDriftSpan
+// steps of the one before, whatever else happens at those steps.
 // Origin: among the incident's members scored at least half its most severe one, the earliest in training
 // order: step, then where the kind is produced in a step (kind_step_order), then rank, then forward order within
 // the rank's kind (call_id: msmon's detections carry the tensor's order, msprobe's dumps its call id).
@@ -18,6 +20,8 @@
 #include "core/detect/anomaly_record.hpp"
 
 namespace msmon {
+
+inline constexpr std::int64_t kDriftSpan = 64;
 
 struct Incident {
     std::size_t origin = 0;            // index into the anomalies given

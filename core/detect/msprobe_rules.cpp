@@ -77,8 +77,7 @@ bool validate_alert(const nlohmann::json& alert, std::string& error) {
             if (args && args->is_object() && !args->empty()) {
                 const nlohmann::json* threshold = member(*args, "threshold");
                 if (!threshold || !python_number(*threshold) || python_number_value(*threshold) < 0) {
-                    error = "threshold must be float and not less than 0 (alert.rules[" + std::to_string(i) +
-                            "])";
+                    error = "threshold must be float and not less than 0 (alert.rules[" + std::to_string(i) + "])";
                     return false;
                 }
             }
@@ -138,8 +137,7 @@ std::optional<MsprobeRule> load_rule(const nlohmann::json& spec, std::vector<std
 
 }  // namespace
 
-std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::json& config,
-                                                                std::string& error) {
+std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::json& config, std::string& error) {
     MsprobeAlertRules out;
     if (!config.is_object()) {
         error = "monitor config is not a JSON object";

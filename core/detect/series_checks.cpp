@@ -107,7 +107,8 @@ std::optional<JumpFinding> SeriesCheckState::check_jump(const SeriesCheckOptions
         if (dev >= floor / 2) {
             std::array<float, kMaxWindow> d;
             for (int i = 0; i < n; ++i)
-                d[static_cast<std::size_t>(i)] = static_cast<float>(std::abs(history_[static_cast<std::size_t>(i)] - med));
+                d[static_cast<std::size_t>(i)] =
+                    static_cast<float>(std::abs(history_[static_cast<std::size_t>(i)] - med));
             const double mad = median_in_place(d.data(), n) * 1.4826;
             threshold = std::max(floor, o.jump_mad_k * std::max(mad, o.jump_mad_floor));
         }
@@ -176,7 +177,8 @@ SeriesCheckState SeriesCheckState::decode(std::string_view text) {
         } else if (key == "de") {
             if (value.size() == 8) s.early_ = float_of_hex(value);
         } else if (key == "jh") {
-            for (std::size_t at = 0; at + 8 <= value.size(); at += 8) s.history_.push_back(float_of_hex(value.substr(at, 8)));
+            for (std::size_t at = 0; at + 8 <= value.size(); at += 8)
+                s.history_.push_back(float_of_hex(value.substr(at, 8)));
         }
     }
     return s;

@@ -19,12 +19,12 @@
 namespace msmon {
 
 struct SeriesCheckOptions {
-    double jump_min_ratio = 10;  // |x| at least this many times (or 1/this) its recent median
-    double jump_mad_k = 8;       // and this many robust standard deviations of log|x| away
+    double jump_min_ratio = 10;    // |x| at least this many times (or 1/this) its recent median
+    double jump_mad_k = 8;         // and this many robust standard deviations of log|x| away
     double jump_mad_floor = 0.05;  // log units: a series that never moved still needs a real jump
-    int jump_window = 16;        // recent values kept (at most SeriesCheckState::kMaxWindow)
-    int jump_min_history = 6;    // values needed before judging
-    double drift_min_ratio = 20;  // the recent median this many times the series' early one (upwards only)
+    int jump_window = 16;          // recent values kept (at most SeriesCheckState::kMaxWindow)
+    int jump_min_history = 6;      // values needed before judging
+    double drift_min_ratio = 20;   // the recent median this many times the series' early one (upwards only)
 };
 
 // Where the ops the checks read sit in a row (-1: the layout has no such op).

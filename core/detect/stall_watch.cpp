@@ -5,19 +5,10 @@
 #include <cmath>
 
 #include "core/detect/anomaly_score.hpp"
+#include "core/detect/median.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
-
-namespace {
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 void StallWatch::go_live() {
     if (!live_) pace_.clear();
@@ -46,14 +37,22 @@ void StallWatch::advance(int rank, std::int64_t run_id, std::int64_t step, Clock
 void StallWatch::judge(Clock::time_point now, std::vector<AnomalyRecord>& out) {
     if (pace_.size() < 2) return;
     for (auto& [rank, p] : pace_) {
-        if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step) continue;
+        if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step)
+            continue;
         const double med = median_of(p.intervals);
         const double age = std::chrono::duration<double>(now - p.last_advance).count();
         if (age <= options_.stall_factor * med || age < options_.stall_min_seconds) continue;
-        bool others_advanced = false;
+        // Behind: another rank (of the same job's pace) has written two later steps since. Ranks that all stopped
+        // at one step (the job ended, or hangs as a whole) are not a stalled rank, nor is one that is a step behind
+        // because ranks write their step one after another (a writer paused between two ranks' files of one step
+        // under load).
+        bool behind = false;
         for (const auto& [other, q] : pace_)
-            if (other != rank && q.last_advance > p.last_advance) others_advanced = true;
-        if (!others_advanced) continue;
+            if (other != rank && q.last_step > p.last_step &&
+                static_cast<std::uint64_t>(q.last_step) - static_cast<std::uint64_t>(p.last_step) >= 2 &&
+                q.last_advance > p.last_advance)
+                behind = true;
+        if (!behind) continue;
         p.flagged_step = p.last_step;
         AnomalyRecord a;
         a.source = "detected";

@@ -1,7 +1,8 @@
 // Stalled ranks: a rank that writes no new step for stall_factor × its median step time (and at least
-// stall_min_seconds) while other ranks advance. Step times come only from live arrivals: what is read at attach
-// or after msmon restarts arrives at catch-up speed and says nothing about the job's pace, and a rank whose job
-// restarted (a new run, steps going back) starts afresh.
+// stall_min_seconds) while another rank advances two steps or more past it (a job that ends, every rank at its
+// last step, has no stalled rank; one a step behind is ranks writing one after another). Step times come only from live
+// arrivals: what is read at attach or after msmon restarts arrives at catch-up speed and says nothing about the job's
+// pace, and a rank whose job restarted (a new run, steps going back) starts afresh.
 #pragma once
 
 #include <chrono>

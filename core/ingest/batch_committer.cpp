@@ -18,7 +18,9 @@ BatchCommitter::BatchCommitter(IngestStore& store, IngestCounters& counters,
       capacity_(capacity),
       thread_([this] { loop(); }) {}
 
-BatchCommitter::~BatchCommitter() { finish(true); }
+BatchCommitter::~BatchCommitter() {
+    finish(true);
+}
 
 void BatchCommitter::push(RecordBatch batch) {
     std::unique_lock lock(mu_);
@@ -26,6 +28,11 @@ void BatchCommitter::push(RecordBatch batch) {
     if (abandon_) return;
     queue_.push_back(std::move(batch));
     cv_.notify_all();
+}
+
+void BatchCommitter::wait_committed() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return queue_.empty() || abandon_; });
 }
 
 void BatchCommitter::finish(bool abandon) {
@@ -59,8 +66,10 @@ void BatchCommitter::loop() {
         } catch (const std::exception& e) {
             counters_.commit_failures.fetch_add(1);
             if (!store_.failure_may_pass(e)) {
-                const std::string msg = std::string("the store refuses a batch, ingest stops (nothing from this batch on "
-                                                    "is stored; its files are read again next time): ") + e.what();
+                const std::string msg = std::string(
+                                            "the store refuses a batch, ingest stops (nothing from this batch on "
+                                            "is stored; its files are read again next time): ") +
+                                        e.what();
                 // Not logged here: the engine returns it as its error, and its caller shows and logs it once.
                 std::lock_guard lock(mu_);
                 refused_ = msg;
@@ -94,7 +103,7 @@ void BatchCommitter::loop() {
         counters_.rows.fetch_add(info.rows);
         counters_.values.fetch_add(info.values);
         counters_.tensors.fetch_add(batch->new_tensors.size());
-        counters_.issues.fetch_add(batch->issues.size());
+        counters_.issues.fetch_add(batch->issues.size() + batch->unstored_issues);
         counters_.batches.fetch_add(1);
         if (on_commit_) on_commit_(info);
         std::lock_guard lock(mu_);

@@ -20,6 +20,8 @@ public:
 
     // Blocks while `capacity` batches are waiting (back-pressure on the reading thread).
     void push(RecordBatch batch);
+    // Blocks until everything pushed is committed (or the store refused a batch).
+    void wait_committed();
     // Commits everything pushed, then stops the thread. With `abandon`, batches not yet committed are
     // dropped (their file offsets are not stored, so they are read again next time).
     void finish(bool abandon);

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "core/ingest/issue_cap.hpp"
 #include "core/text/csv_record.hpp"
 #include "core/text/display_escape.hpp"
 
@@ -25,15 +26,16 @@ std::string_view v2_kind(std::string_view slug, std::string_view scope, std::str
 
 void CsvConsumer::issue(TrackedFile& file, std::int64_t line, std::string reason, std::string_view text,
                         RecordBatch& batch, ConsumeResult& result) {
-    ParseIssue p;
-    p.file_id = file.progress.id;
-    p.path = file.progress.path;
-    p.line = line;
-    p.excerpt = escape_for_display(text, 160);
-    p.reason = std::move(reason);
-    spdlog::warn("{}:{}: {}: {}", p.path, p.line, p.reason, p.excerpt);
-    batch.issues.push_back(std::move(p));
     ++result.issues;
+    add_issue(file.progress, batch, [&] {
+        ParseIssue p;
+        p.file_id = file.progress.id;
+        p.path = file.progress.path;
+        p.line = line;
+        p.excerpt = escape_for_display(text, 160);
+        p.reason = std::move(reason);
+        return p;
+    });
 }
 
 void CsvConsumer::handle_header(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
@@ -95,8 +97,8 @@ std::int64_t CsvConsumer::tensor_id(const TrackedFile& file, std::string_view ki
             t->vpp_stage == row_.vpp_stage && t->micro_step == row_.micro_step)
             return t->id;
     }
-    const std::int64_t id = keys_.tensor_id(file.progress.run_id, kind, row_.vpp_stage, row_.name, row_.micro_step,
-                                            file.layout_id, batch);
+    const std::int64_t id =
+        keys_.tensor_id(file.progress.run_id, kind, row_.vpp_stage, row_.name, row_.micro_step, file.layout_id, batch);
     if (index < 65536) {  // bounded: a file of more rows than that is predicted for its first 65,536 only
         if (index >= seen.size()) seen.resize(index + 1, 0);
         seen[index] = id;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/ingest/issue_cap.hpp"
 #include "core/parse/tensorboard_tags.hpp"
 #include "core/parse/tfrecord_framing.hpp"
 #include "core/text/display_escape.hpp"
@@ -21,14 +22,19 @@ std::string_view folder_of(std::string_view path) {
     const auto slash = path.rfind('/');
     if (slash == std::string_view::npos || slash == 0) return {};
     const auto prev = path.rfind('/', slash - 1);
-    return path.substr(prev == std::string_view::npos ? 0 : prev + 1, slash - (prev == std::string_view::npos ? 0 : prev + 1));
+    return path.substr(prev == std::string_view::npos ? 0 : prev + 1,
+                       slash - (prev == std::string_view::npos ? 0 : prev + 1));
 }
 
 // nlohmann's dump() throws on text that is not UTF-8; tags come from the file and may be anything.
 bool is_utf8(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto b = static_cast<unsigned char>(s[i]);
-        const std::size_t len = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+        const std::size_t len = b < 0x80             ? 1
+                                : (b & 0xE0) == 0xC0 ? 2
+                                : (b & 0xF0) == 0xE0 ? 3
+                                : (b & 0xF8) == 0xF0 ? 4
+                                                     : 0;
         if (len == 0 || i + len > s.size()) return false;
         std::uint32_t cp = len == 1 ? b : len == 2 ? (b & 0x1Fu) : len == 3 ? (b & 0x0Fu) : (b & 0x07u);
         for (std::size_t k = 1; k < len; ++k) {
@@ -116,16 +122,20 @@ EventFileContext EventFileContext::parse(std::string_view text) {
     return c;
 }
 
-void EventFileConsumer::issue(const TrackedFile& file, std::int64_t record, std::string reason, RecordBatch& batch,
+void EventFileConsumer::issue(TrackedFile& file, std::int64_t record, std::string reason, RecordBatch& batch,
                               ConsumeResult& result) {
-    ParseIssue p;
-    p.file_id = file.progress.id;
-    p.path = file.progress.path;
-    p.line = record;
-    p.reason = std::move(reason);
-    spdlog::warn("{}: record {}: {}", p.path, p.line, p.reason);
-    batch.issues.push_back(std::move(p));
     ++result.issues;
+    add_issue(
+        file.progress, batch,
+        [&] {
+            ParseIssue p;
+            p.file_id = file.progress.id;
+            p.path = file.progress.path;
+            p.line = record;
+            p.reason = std::move(reason);
+            return p;
+        },
+        true);
 }
 
 std::int64_t EventFileConsumer::run_for_rank(const TrackedFile& file, int rank, RecordBatch& batch) {
@@ -185,6 +195,7 @@ void EventFileConsumer::add_scalar(TrackedFile& file, std::string_view tag, std:
     row.layout_id = static_cast<std::int32_t>(layout);
     row.value_count = 1;
     row.values[0] = value;
+    row.precedence = kFullPrecision;  // over the same value rounded in a log line, whichever is read first
     ++result.rows;
     if (s.op != "value") open_rows_[tensor] = {step, batch.rows.size() - 1};
 }
@@ -193,7 +204,8 @@ void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, s
                                      std::int64_t offset, std::int64_t record, RecordBatch& batch,
                                      ConsumeResult& result) {
     for (const TfSummaryValue& v : event_.values) {
-        if (!v.plugin_name.empty() && v.has_tensor) ctx.plugins.try_emplace(std::string(v.tag), std::string(v.plugin_name));
+        if (!v.plugin_name.empty() && v.has_tensor)
+            ctx.plugins.try_emplace(std::string(v.tag), std::string(v.plugin_name));
         if (v.has_simple) {
             add_scalar(file, v.tag, folder, event_.step, static_cast<double>(v.simple_value), batch, result);
             continue;
@@ -205,11 +217,14 @@ void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, s
             if (v.tensor.elements == 1 && v.tensor.has_number)
                 add_scalar(file, v.tag, folder, event_.step, v.tensor.number, batch, result);
             else
-                issue(file, record, "scalar tag '" + escape_for_display(v.tag, 80) + "' at byte " + std::to_string(offset) +
-                                        " holds no single number: skipped", batch, result);
+                issue(file, record,
+                      "scalar tag '" + escape_for_display(v.tag, 80) + "' at byte " + std::to_string(offset) +
+                          " holds no single number: skipped",
+                      batch, result);
         } else if (plugin->second == "text" && !v.tensor.strings.empty()) {
             std::string tag(v.tag);
-            if (const auto suffix = tag.rfind("/text_summary"); suffix != std::string::npos && suffix + 13 == tag.size())
+            if (const auto suffix = tag.rfind("/text_summary");
+                suffix != std::string::npos && suffix + 13 == tag.size())
                 tag.resize(suffix);
             std::string text;
             for (std::size_t i = 0; i < v.tensor.strings.size() && text.size() < kMaxConfigText; ++i)
@@ -247,12 +262,16 @@ ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view byt
             pos += n;
             if (ctx.skip_left > 0 || bytes.size() - pos < kTfRecordFooterBytes) break;
             if (mask_crc(ctx.skip_crc) != load32(bytes.data() + pos))
-                issue(file, record_no(), "data CRC mismatch in the record of " + std::to_string(ctx.skip_length) +
-                                             " bytes at byte " + std::to_string(ctx.skip_start) + ": skipped", batch, result);
+                issue(file, record_no(),
+                      "data CRC mismatch in the record of " + std::to_string(ctx.skip_length) + " bytes at byte " +
+                          std::to_string(ctx.skip_start) + ": skipped",
+                      batch, result);
             else if (ctx.skip_payload == 5)
-                issue(file, record_no(), "summary record of " + std::to_string(ctx.skip_length) + " bytes at byte " +
-                                             std::to_string(ctx.skip_start) + " is larger than a read (" +
-                                             std::to_string(read_chunk) + " bytes): skipped", batch, result);
+                issue(file, record_no(),
+                      "summary record of " + std::to_string(ctx.skip_length) + " bytes at byte " +
+                          std::to_string(ctx.skip_start) + " is larger than a read (" + std::to_string(read_chunk) +
+                          " bytes): skipped",
+                      batch, result);
             pos += kTfRecordFooterBytes;
             ++records;
             ctx.skipping = false;
@@ -279,8 +298,9 @@ ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view byt
                 if (next_frame(bytes.substr(p)).status != FrameStatus::bad_length_crc) break;
             const std::size_t next = p;  // a valid header, or the last bytes that could still start one
             if (!resyncing)
-                issue(file, record_no(), "length CRC mismatch at byte " + std::to_string(at(pos)) + ": skipped " +
-                                             std::to_string(next - pos) + " bytes to the next valid record header",
+                issue(file, record_no(),
+                      "length CRC mismatch at byte " + std::to_string(at(pos)) + ": skipped " +
+                          std::to_string(next - pos) + " bytes to the next valid record header",
                       batch, result);
             resyncing = true;
             pos = next;
@@ -288,11 +308,14 @@ ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view byt
         }
         resyncing = false;
         if (f.status == FrameStatus::bad_data_crc) {
-            issue(file, record_no(), "data CRC mismatch in the record of " + std::to_string(f.length) + " bytes at byte " +
-                                         std::to_string(at(pos)) + ": skipped", batch, result);
-        } else if (!decode_tf_event(f.data, event_, error_)) {
-            issue(file, record_no(), "record at byte " + std::to_string(at(pos)) + " is not an Event (" + error_ + "): skipped",
+            issue(file, record_no(),
+                  "data CRC mismatch in the record of " + std::to_string(f.length) + " bytes at byte " +
+                      std::to_string(at(pos)) + ": skipped",
                   batch, result);
+        } else if (!decode_tf_event(f.data, event_, error_)) {
+            issue(file, record_no(),
+                  "record at byte " + std::to_string(at(pos)) + " is not an Event (" + error_ + "): skipped", batch,
+                  result);
         } else {
             handle_event(file, ctx, folder, at(pos), record_no(), batch, result);
         }

@@ -44,8 +44,7 @@ private:
     void add_scalar(TrackedFile& file, std::string_view tag, std::string_view folder, std::int64_t step, double value,
                     RecordBatch& batch, ConsumeResult& result);
     std::int64_t run_for_rank(const TrackedFile& file, int rank, RecordBatch& batch);
-    void issue(const TrackedFile& file, std::int64_t record, std::string reason, RecordBatch& batch,
-               ConsumeResult& result);
+    void issue(TrackedFile& file, std::int64_t record, std::string reason, RecordBatch& batch, ConsumeResult& result);
 
     KeyRegistry& keys_;
     TfEvent event_;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -19,6 +20,7 @@
 #include "core/ingest/batch_committer.hpp"
 #include "core/ingest/csv_consumer.hpp"
 #include "core/ingest/event_file_consumer.hpp"
+#include "core/ingest/issue_cap.hpp"
 #include "core/ingest/key_registry.hpp"
 #include "core/ingest/log_consumer.hpp"
 #include "core/ingest/source_layout.hpp"
@@ -40,7 +42,7 @@ struct TrackedDir {
     // msprobe CSV runs. A v1 run folder is a run at once; a rank_<R> folder only when its first CSV is seen: it may
     // hold only MindFormers logs or TensorBoard event files, which belong to the MindFormers run of the rank.
     std::int64_t run_id = 0;
-    std::string mf_output;  // MindFormers output folder the logs in here belong to
+    std::string mf_output;        // MindFormers output folder the logs in here belong to
     std::string time_label, uid;  // v1 run folder name parts
 };
 
@@ -99,6 +101,7 @@ struct IngestEngine::Impl {
     std::unique_ptr<ChangeWatcher> watcher;
     std::vector<std::unique_ptr<ChangeWatcher>> retired;
     std::unique_ptr<KeyRegistry> keys;
+    std::atomic<const KeyRegistry*> keys_ptr{nullptr};  // for rank_count() from other threads
     std::unique_ptr<CsvConsumer> csv;
     std::unique_ptr<LogConsumer> logs;
     std::unique_ptr<EventFileConsumer> events;
@@ -117,12 +120,69 @@ struct IngestEngine::Impl {
     RecordBatch batch;
     std::int64_t next_file_id = 1;
     static constexpr std::size_t kFilesPerBatch = 8192;
+    static constexpr std::size_t kIssuesPerBatch = 8192;  // stored malformed lines (each with its excerpt)
     std::size_t batch_limit = 8192;  // rows in the batch being built before it is handed to the writer
     std::string bytes;
 
     void notice(const std::string& msg) {
         spdlog::warn("{}", msg);
         if (owner.on_notice) owner.on_notice(msg);
+    }
+
+    // ---- the monitored tree's bounds -----------------------------------------------------------------
+    // A symbolic link in the tree is followed only when it leads to a place inside one of the roots (their real
+    // paths: a symlinked root itself is fine). A link out of the tree (to /etc/passwd, another user's files) is
+    // skipped with a notice, once.
+    std::vector<std::string> real_roots;
+    std::set<std::string> refused_links;
+    // Roots removed while followed (rm -rf JOB; mkdir JOB): looked for every second, read again when back.
+    std::set<std::string> missing_roots;
+    std::vector<std::string> root_dirs;  // the tracked folders that are roots
+    Clock::time_point last_missing_check{};
+
+    void root_removed(const std::string& root) {
+        if (!missing_roots.insert(root).second) return;
+        // Its folders' watches went with it; forget them all so that the root is tracked afresh.
+        for (auto it = dirs.begin(); it != dirs.end();) {
+            if (it->first == root || it->first.rfind(root + "/", 0) == 0) {
+                watcher->remove_dir(it->first);
+                unreadable.erase(it->first);
+                it = dirs.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        notice("the monitored folder '" + root +
+               "' was removed; its stored values are kept, and it is read again "
+               "if it comes back");
+    }
+
+    void retry_missing_roots() {
+        if (missing_roots.empty() || Clock::now() - last_missing_check < std::chrono::seconds(1)) return;
+        last_missing_check = Clock::now();
+        for (auto it = missing_roots.begin(); it != missing_roots.end();) {
+            if (!is_dir(*it)) {
+                ++it;
+                continue;
+            }
+            notice("the monitored folder '" + *it + "' is back: reading it");
+            const std::string root = *it;
+            it = missing_roots.erase(it);
+            add_root(root);
+        }
+    }
+
+    bool leaves_roots(const std::string& path) {
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
+        const std::string target = canonical(path);
+        for (const auto& root : real_roots)
+            if (target == root || (target.size() > root.size() && target.compare(0, root.size(), root) == 0 &&
+                                   (root == "/" || target[root.size()] == '/')))
+                return false;
+        if (refused_links.insert(path).second)
+            notice("skipped '" + path + "': a symbolic link to '" + target + "', outside the monitored folder");
+        return true;
     }
 
     // ---- discovery -------------------------------------------------------------------------------
@@ -178,8 +238,10 @@ struct IngestEngine::Impl {
                 return !unreadable.count(path);
             case ChangeWatcher::Add::failed:
                 if (unreadable.insert(path).second)
-                    notice("cannot read folder '" + path + "' (" + error + "): its files are not read until it can be; "
-                           "trying again every " + std::to_string(kUnreadableRetry.count()) + " ms");
+                    notice("cannot read folder '" + path + "' (" + error +
+                           "): its files are not read until it can be; "
+                           "trying again every " +
+                           std::to_string(kUnreadableRetry.count()) + " ms");
                 return false;
         }
         return false;
@@ -218,7 +280,8 @@ struct IngestEngine::Impl {
         if (it == dirs.end()) return;
         for (const auto& e : entries) {
             if (e.dir) continue;
-            if (auto fc = classify_file(it->second.role, it->second.rank, e.name)) file_order.emplace_back(fc->order, e.name);
+            if (auto fc = classify_file(it->second.role, it->second.rank, e.name))
+                file_order.emplace_back(fc->order, e.name);
         }
         std::sort(file_order.begin(), file_order.end());
         for (const auto& e : entries)
@@ -257,7 +320,9 @@ struct IngestEngine::Impl {
             }
             if (dirs.count(path)) return;
             if (auto c = classify_child_dir(td.role, name)) {
-                if (c->role == DirRole::tb_rank && (td.role == DirRole::tb_rank || td.role == DirRole::run_v2)) c->rank = td.rank;
+                if (leaves_roots(path)) return;
+                if (c->role == DirRole::tb_rank && (td.role == DirRole::tb_rank || td.role == DirRole::run_v2))
+                    c->rank = td.rank;
                 track_dir(path, *c, name == "output" ? path : td.mf_output);
             }
             return;
@@ -265,7 +330,26 @@ struct IngestEngine::Impl {
         auto fit = files.find(path);
         if (fit == files.end()) {
             auto fc = classify_file(td.role, td.rank, name);
-            if (!fc) return;
+            if (!fc || leaves_roots(path)) return;
+            if (forgotten_when_read(fc->format)) {
+                if (std::optional<FileProgress> stored = store.load_file(path)) {  // read before, then forgotten
+                    // The same file (inode and first bytes), no longer than what was read (a restart, a rescan
+                    // after lost events): nothing to read, and nothing to hold in memory.
+                    struct stat st {};
+                    std::uint64_t dev = 0, ino = 0;
+                    if (::stat(path.c_str(), &st) == 0 && st.st_size == stored->offset &&
+                        identify_file(path, *stored, dev, ino) == FileIdentity::same_file)
+                        return;
+                    fit = add_file(tracked_from_progress(std::move(*stored)));
+                    mark_dirty(*fit->second);
+                    if (dirty.size() >= kFilesPerBatch) drain_dirty();
+                    return;
+                }
+            }
+            std::optional<FileProgress> rotated;
+            // A copy (copy-truncate) is looked for only under a rotated name ("info.log.1"); a rename, under any.
+            if (is_log(fc->format) && !claim_progress(dir, path, is_rotated_name(name), rotated))
+                return;  // shorter than what identifies a copy: look again when it grows
             TrackedFile f;
             f.progress.id = next_file_id++;
             f.progress.path = path;
@@ -283,10 +367,102 @@ struct IngestEngine::Impl {
             if (is_log) f.progress.kind = fc->format == FileFormat::log_stdout ? "worker_log" : "info_log";
             if (is_events) f.progress.kind = "tf_events";
             if (is_whole_file(fc->format)) f.progress.kind = "json";
+            if (rotated) {  // read before under its old name: go on from there
+                const FileProgress mine = f.progress;
+                f.progress = *rotated;
+                f.progress.id = mine.id;
+                f.progress.path = mine.path;
+                f.progress.run_id = mine.run_id;
+                f.progress.kind = mine.kind;
+            }
             fit = add_file(std::move(f));
             owner.counters_.files.fetch_add(1);
         }
         mark_dirty(*fit->second);
+        // A first scan of 200,000 files reads them as it goes: memory holds a batch of them, not all.
+        if (dirty.size() >= kFilesPerBatch) drain_dirty();
+    }
+
+    // "info.log.3": a rotated segment of a log.
+    static bool is_rotated_name(const std::string& name) {
+        const auto dot = name.find_last_of('.');
+        return dot != std::string::npos && dot + 1 < name.size() &&
+               name.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+    }
+
+    // ---- rotated logs: progress follows the file, not its name ------------------------------------------------
+    // A log renamed (mv rotation, also while msmon was stopped) or copied (copy-truncate) holds what was read
+    // already under its old name: it goes on from that progress instead of being read again from byte 0 (its
+    // start and stop events would be stored twice, a relaunch that never happened). The progress of a log whose
+    // path now holds another file is kept here until a path claims it.
+    std::deque<FileProgress> retired_logs;
+    static constexpr std::size_t kRetiredLogs = 64;
+
+    static bool is_log(FileFormat f) { return f == FileFormat::log_file_sink || f == FileFormat::log_stdout; }
+
+    // Progress read before under another name that `path` continues: a retired one, or a live log's of the same
+    // folder. `allow_copy`: a copy (another inode, the same first bytes) counts. False: `path` is still shorter
+    // than what identifies a candidate (a copy may be in progress).
+    bool claim_progress(const std::string& dir, const std::string& path, bool allow_copy,
+                        std::optional<FileProgress>& out) {
+        auto consider = [&](const FileProgress& p) {
+            if (p.offset == 0 || p.path == path || dirname_of(p.path) != dir) return FileIdentity::other;
+            std::uint64_t dev = 0, ino = 0;
+            const FileIdentity id = identify_file(path, p, dev, ino);
+            if (id == FileIdentity::same_file || (allow_copy && id == FileIdentity::copy)) {
+                out = p;
+                out->dev = dev;
+                out->ino = ino;
+            }
+            return id;
+        };
+        bool short_now = false;
+        for (auto it = retired_logs.begin(); it != retired_logs.end(); ++it) {
+            const FileIdentity id = consider(*it);
+            short_now |= id == FileIdentity::too_short;
+            if (out) {
+                retired_logs.erase(it);
+                break;
+            }
+        }
+        if (!out)
+            for (const auto& [_, other] : files) {
+                if (!is_log(other->format)) continue;
+                short_now |= consider(other->progress) == FileIdentity::too_short;
+                if (out) break;
+            }
+        if (out) {
+            notice("'" + path + "' holds what was read of '" + out->path + "' (a rotated log): going on from byte " +
+                   std::to_string(out->offset));
+            return true;
+        }
+        return !(allow_copy && short_now);
+    }
+
+    void retire(const FileProgress& p) {
+        if (p.offset == 0) return;
+        retired_logs.push_back(p);
+        if (retired_logs.size() > kRetiredLogs) retired_logs.pop_front();
+    }
+
+    // Before a log is read: if its path holds another file now, it takes the progress that file had under its
+    // old name, if any; its own progress is kept for the name its file moved to.
+    void follow_rotation(TrackedFile& f) {
+        if (f.progress.offset == 0) return;
+        std::uint64_t dev = 0, ino = 0;
+        if (identify_file(f.progress.path, f.progress, dev, ino) == FileIdentity::same_file) return;
+        struct stat st {};
+        if (::stat(f.progress.path.c_str(), &st) != 0) return;  // gone: nothing to read, progress stays
+        const FileProgress mine = f.progress;
+        std::optional<FileProgress> moved;
+        claim_progress(dirname_of(mine.path), mine.path, false, moved);
+        retire(mine);
+        if (moved) {
+            f.progress = *moved;
+            f.progress.id = mine.id;
+            f.progress.path = mine.path;
+            f.progress.run_id = mine.run_id;
+        }
     }
 
     FileMap::iterator add_file(TrackedFile f) {
@@ -301,42 +477,69 @@ struct IngestEngine::Impl {
         dirty.push_back(&f);
     }
 
-    void restore(const IngestSnapshot& snap) {
-        for (const auto& p : snap.files) {
-            TrackedFile f;
-            f.progress = p;
-            const std::string name = basename_of(p.path);
-            const RunInfo* run = keys->run(p.run_id);
-            if (p.kind == "json") {
-                f.format = name == "health_ckpts.json"    ? FileFormat::json_health
-                           : name == "module_struct.json" ? FileFormat::json_module_struct
-                                                          : FileFormat::json_anomaly_dump;
-                const std::string parent = basename_of(dirname_of(p.path));
-                f.rank = parent.rfind("rank", 0) == 0 ? std::atoi(parent.c_str() + 4) : 0;
-            } else if (p.kind == "tf_events") {
-                f.format = FileFormat::tf_events;
-                f.rank = run ? run->rank : 0;
-            } else if (p.kind == "info_log" || p.kind == "worker_log") {
-                f.format = p.kind == "info_log" ? FileFormat::log_file_sink : FileFormat::log_stdout;
-                f.rank = run ? run->rank : 0;
-            } else {
-                f.role = name == "stack_info.csv" ? CsvRole::stack_info : CsvRole::data;
-                f.format = f.role == CsvRole::stack_info ? FileFormat::csv_stack : FileFormat::csv_data;
-                f.v2 = run && run->format == "msprobe_v2";
-            }
-            if (p.header && f.format == FileFormat::csv_data) {
-                std::vector<std::string_view> fields;
-                std::string scratch, error;
-                if (split_csv_fields(*p.header, fields, scratch)) {
-                    f.schema = shared_csv_header(*p.header, fields, error);
-                    if (f.schema) f.layout_id = keys->layout_id(f.schema->layout, batch);
-                }
-                f.header_rejected = !f.schema;
-            }
-            add_file(std::move(f));
-            owner.counters_.files.fetch_add(1);
+    // A file known from the store, as the engine follows it.
+    TrackedFile tracked_from_progress(FileProgress p) {
+        TrackedFile f;
+        const std::string name = basename_of(p.path);
+        const RunInfo* run = keys->run(p.run_id);
+        if (p.kind == "json") {
+            f.format = name == "health_ckpts.json"    ? FileFormat::json_health
+                       : name == "module_struct.json" ? FileFormat::json_module_struct
+                                                      : FileFormat::json_anomaly_dump;
+            const std::string parent = basename_of(dirname_of(p.path));
+            f.rank = parent.rfind("rank", 0) == 0 ? std::atoi(parent.c_str() + 4) : 0;
+        } else if (p.kind == "tf_events") {
+            f.format = FileFormat::tf_events;
+            f.rank = run ? run->rank : 0;
+        } else if (p.kind == "info_log" || p.kind == "worker_log") {
+            f.format = p.kind == "info_log" ? FileFormat::log_file_sink : FileFormat::log_stdout;
+            f.rank = run ? run->rank : 0;
+        } else {
+            f.role = name == "stack_info.csv" ? CsvRole::stack_info : CsvRole::data;
+            f.format = f.role == CsvRole::stack_info ? FileFormat::csv_stack : FileFormat::csv_data;
+            f.v2 = run && run->format == "msprobe_v2";
         }
+        if (p.header && f.format == FileFormat::csv_data) {
+            std::vector<std::string_view> fields;
+            std::string scratch, error;
+            if (split_csv_fields(*p.header, fields, scratch)) {
+                f.schema = shared_csv_header(*p.header, fields, error);
+                if (f.schema) f.layout_id = keys->layout_id(f.schema->layout, batch);
+            }
+            f.header_rejected = !f.schema;
+        }
+        f.progress = std::move(p);
+        return f;
+    }
+
+    void restore(const IngestSnapshot& snap) {
+        for (const auto& p : snap.files) add_file(tracked_from_progress(p));
+        owner.counters_.files.store(static_cast<std::uint64_t>(snap.file_count));
         next_file_id = snap.max_file_id + 1;
+    }
+
+    // ---- forgetting files read to their end ---------------------------------------------------------------
+    // Files whose progress is committed, read to their end and not marked again are dropped from memory
+    // (forgotten_when_read); the next change to one looks its progress up in the store again.
+    std::deque<TrackedFile*> settling;  // files carried by batches not yet known to be committed, in push order
+    std::uint64_t pushed_batches = 0;
+
+    bool committed(const TrackedFile& f) const { return f.batch_seq <= owner.counters_.batches.load(); }
+
+    void forget_if_done(TrackedFile& f) {
+        if (!forgotten_when_read(f.format) || f.dirty || f.in_batch || f.settling || f.skipping_long_line ||
+            f.read_failed || !committed(f))
+            return;
+        files.erase(std::string_view(f.progress.path));
+    }
+
+    void forget_settled() {
+        while (!settling.empty() && committed(*settling.front())) {
+            TrackedFile* f = settling.front();
+            settling.pop_front();
+            f->settling = false;
+            forget_if_done(*f);
+        }
     }
 
     // ---- reading ---------------------------------------------------------------------------------
@@ -349,9 +552,15 @@ struct IngestEngine::Impl {
     }
 
     void flush() {
+        forget_settled();
         for (TrackedFile* f : in_batch) {
             batch.files.push_back(f->progress);
             f->in_batch = false;
+            f->batch_seq = pushed_batches + 1;  // this batch: it holds a file, so it is pushed below
+            if (forgotten_when_read(f->format) && !f->settling) {
+                f->settling = true;
+                settling.push_back(f);
+            }
         }
         in_batch.clear();
         if (batch.empty()) return;
@@ -361,6 +570,8 @@ struct IngestEngine::Impl {
             return a.tensor_id != b.tensor_id ? a.tensor_id < b.tensor_id : a.step < b.step;
         });
         detectors->observe(batch);
+        owner.counters_.cross_rank_peak_bytes.store(detectors->cross_rank_peak_bytes());
+        ++pushed_batches;  // batches commit in push order: the n-th commit is this session's n-th batch
         committer->push(std::move(batch));
         batch = RecordBatch{};
     }
@@ -373,6 +584,8 @@ struct IngestEngine::Impl {
     }
 
     void read_file(TrackedFile& f) {
+        if (leaves_roots(f.progress.path)) return;  // a file replaced by a link out of the tree since it was found
+        if (is_log(f.format)) follow_rotation(f);
         if (is_whole_file(f.format)) {
             wholes->read(f, batch);
             return;
@@ -381,7 +594,8 @@ struct IngestEngine::Impl {
             TailRead r = tail_file(f.progress, bytes, options.read_chunk);
             if (r.restarted) {
                 owner.counters_.restarts.fetch_add(1);
-                notice("'" + f.progress.path + "' " + r.restart_reason + ": reading it again from the start; stored values are kept");
+                notice("'" + f.progress.path + "' " + r.restart_reason +
+                       ": reading it again from the start; stored values are kept");
                 f.schema.reset();
                 f.header_rejected = false;
                 f.skipping_long_line = false;
@@ -410,13 +624,14 @@ struct IngestEngine::Impl {
             if (c.consumed > 0) advance_progress(f.progress, bytes, c.consumed, c.lines);
             if (c.consumed == 0 && bytes.size() >= options.read_chunk && f.format != FileFormat::tf_events) {
                 // A record longer than a whole read: report it and skip to its end, with bounded memory.
-                ParseIssue p;
-                p.file_id = f.progress.id;
-                p.path = f.progress.path;
-                p.line = f.progress.line + 1;
-                p.reason = "line longer than " + std::to_string(options.read_chunk) + " bytes: skipped";
-                spdlog::warn("{}:{}: {}", p.path, p.line, p.reason);
-                batch.issues.push_back(std::move(p));
+                add_issue(f.progress, batch, [&] {
+                    ParseIssue p;
+                    p.file_id = f.progress.id;
+                    p.path = f.progress.path;
+                    p.line = f.progress.line + 1;
+                    p.reason = "line longer than " + std::to_string(options.read_chunk) + " bytes: skipped";
+                    return p;
+                });
                 f.skipping_long_line = true;
                 advance_progress(f.progress, bytes, bytes.size(), 0);
                 continue;
@@ -436,9 +651,10 @@ struct IngestEngine::Impl {
             dirty.pop_front();
             f->dirty = false;
             read_file(*f);
+            forget_if_done(*f);  // nothing new in it: its stored progress stands
             // A batch also carries each file's progress: 200,000 one-row files must not make 100k-row batches
             // (five of them in flight would hold ~150 MB of paths).
-            if (in_batch.size() >= kFilesPerBatch) flush();
+            if (in_batch.size() >= kFilesPerBatch || batch.issues.size() >= kIssuesPerBatch) flush();
         }
         for (const auto& path : wholes->due_retries(Clock::now()))
             if (auto it = files.find(path); it != files.end()) read_file(*it->second);
@@ -454,7 +670,9 @@ struct IngestEngine::Impl {
         }
         for (const auto& c : changes) {
             if (c.name.empty()) {
-                if (c.removed) {
+                if (c.removed && std::find(root_dirs.begin(), root_dirs.end(), c.dir) != root_dirs.end()) {
+                    root_removed(c.dir);
+                } else if (c.removed) {
                     watcher->remove_dir(c.dir);
                     dirs.erase(c.dir);
                     unreadable.erase(c.dir);
@@ -495,12 +713,13 @@ struct IngestEngine::Impl {
     bool run(std::string& error) {
         IngestSnapshot snap = store.load_snapshot();
         keys = std::make_unique<KeyRegistry>(store, snap);
+        keys_ptr.store(keys.get());
         csv = std::make_unique<CsvConsumer>(*keys);
         logs = std::make_unique<LogConsumer>(*keys);
         events = std::make_unique<EventFileConsumer>(*keys);
         wholes = std::make_unique<WholeFileReader>(snap.whole_files, [this](const std::string& m) { notice(m); });
         detectors = std::make_unique<DetectorSet>(store, *keys, options.detectors, snap.settings, batch,
-                                                 [this](const std::string& m) { notice(m); });
+                                                  [this](const std::string& m) { notice(m); });
         if (!detectors->ok(error)) return false;
         restore(snap);
 
@@ -516,7 +735,8 @@ struct IngestEngine::Impl {
             watcher = make_poll_watcher(options.poll_ms);
         } else if (!net.empty()) {
             options.poll_ms = 1000;
-            notice("the monitored folder is on " + net + ", where inotify misses writes from other hosts: polling every 1000 ms (--poll-ms to change)");
+            notice("the monitored folder is on " + net +
+                   ", where inotify misses writes from other hosts: polling every 1000 ms (--poll-ms to change)");
             watcher = make_poll_watcher(options.poll_ms);
         } else {
             std::string why;
@@ -529,8 +749,12 @@ struct IngestEngine::Impl {
         }
         watcher_ptr.store(watcher.get());
         committer = std::make_unique<BatchCommitter>(store, owner.counters_, owner.on_commit, owner.on_notice);
+        detectors->set_wait_committed([this] { committer->wait_committed(); });
 
+        for (const auto& r : options.roots) real_roots.push_back(canonical(r));
         for (const auto& r : options.roots) add_root(r);
+        for (const auto& [path, _] : dirs)
+            if (std::find(real_roots.begin(), real_roots.end(), path) != real_roots.end()) root_dirs.push_back(path);
         // Files known from an earlier session are checked too: they may have grown while msmon was away.
         for (auto& [_, f] : files) mark_dirty(*f);
         batch_limit = std::min<std::size_t>(8192, options.batch_rows);
@@ -542,6 +766,7 @@ struct IngestEngine::Impl {
             if (options.follow) {
                 detectors->on_idle(Clock::now(), batch);
                 retry_unreadable();
+                retry_missing_roots();
             }
             flush();
             changes.clear();
@@ -563,7 +788,9 @@ IngestEngine::IngestEngine(IngestStore& store, IngestOptions options)
 
 IngestEngine::~IngestEngine() = default;
 
-bool IngestEngine::run(std::string& error) { return impl_->run(error); }
+bool IngestEngine::run(std::string& error) {
+    return impl_->run(error);
+}
 
 void IngestEngine::stop() {
     impl_->stopping.store(true);
@@ -575,6 +802,9 @@ const char* IngestEngine::watch_mode() const {
     return w ? w->mode() : "none";
 }
 
-std::size_t IngestEngine::run_count() const { return impl_->keys ? impl_->keys->run_count() : 0; }
+std::size_t IngestEngine::rank_count() const {
+    const KeyRegistry* keys = impl_->keys_ptr.load();
+    return keys ? keys->rank_count() : 0;
+}
 
 }  // namespace msmon

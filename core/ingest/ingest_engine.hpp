@@ -18,21 +18,22 @@ struct IngestOptions {
     std::vector<std::string> roots;
     bool follow = false;                // keep tailing until stop() instead of returning when caught up
     int poll_ms = 0;                    // > 0: poll instead of inotify
-    std::size_t batch_rows = 100000;     // rows per transaction at most
+    std::size_t batch_rows = 100000;    // rows per transaction at most
     std::size_t read_chunk = 4u << 20;  // bytes read from a file at once; a longer line is skipped
     DetectorOptions detectors;
 };
 
 // Running totals, readable from any thread.
 struct IngestCounters {
-    std::atomic<std::uint64_t> files{0};     // files tracked
-    std::atomic<std::uint64_t> rows{0};      // rows committed
-    std::atomic<std::uint64_t> values{0};    // values committed (one op of one row)
-    std::atomic<std::uint64_t> tensors{0};   // new tensor streams committed
-    std::atomic<std::uint64_t> issues{0};    // malformed lines committed
-    std::atomic<std::uint64_t> batches{0};   // transactions committed
+    std::atomic<std::uint64_t> files{0};    // files tracked
+    std::atomic<std::uint64_t> rows{0};     // rows committed
+    std::atomic<std::uint64_t> values{0};   // values committed (one op of one row)
+    std::atomic<std::uint64_t> tensors{0};  // new tensor streams committed
+    std::atomic<std::uint64_t> issues{0};   // malformed lines committed
+    std::atomic<std::uint64_t> batches{0};  // transactions committed
     std::atomic<std::uint64_t> commit_failures{0};
-    std::atomic<std::uint64_t> restarts{0};  // files truncated or replaced
+    std::atomic<std::uint64_t> restarts{0};               // files truncated or replaced
+    std::atomic<std::uint64_t> cross_rank_peak_bytes{0};  // most memory values waiting for other ranks took
 };
 
 struct CommitInfo {
@@ -61,7 +62,8 @@ public:
 
     const IngestCounters& counters() const { return counters_; }
     const char* watch_mode() const;
-    std::size_t run_count() const;
+    // Distinct ranks read so far (any thread).
+    std::size_t rank_count() const;
 
 private:
     struct Impl;

@@ -3,18 +3,26 @@
 
 #include <cstdint>
 #include <exception>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/ingest/record_batch.hpp"
 
 namespace msmon {
 
+// Kinds of file whose progress the snapshot carries: logs, event files and JSON documents, a few per rank, which
+// the engine keeps in memory. msprobe's CSVs (one per step and kind: 200,000 in a long job) are looked up by path
+// when they are seen (IngestStore::load_file), and the engine forgets them again once read and committed.
+inline constexpr const char* kSnapshotFileKinds[] = {"info_log", "worker_log", "tf_events", "json"};
+
 // Everything small enough to load whole at start-up. Tensors are loaded per run, on first use.
 struct IngestSnapshot {
     std::vector<RunInfo> runs;
     std::vector<LayoutInfo> layouts;
     std::vector<TextInfo> texts;
-    std::vector<FileProgress> files;
+    std::vector<FileProgress> files;  // of kSnapshotFileKinds only
+    std::int64_t file_count = 0;      // every file in the store
     std::int64_t max_tensor_id = 0;
     std::int64_t max_file_id = 0;
     std::vector<WholeFileState> whole_files;
@@ -33,6 +41,8 @@ public:
     virtual ~IngestStore() = default;
     // Called on the engine's reading thread.
     virtual IngestSnapshot load_snapshot() = 0;
+    // The stored progress of the file at `path`, if any (its last committed batch's).
+    virtual std::optional<FileProgress> load_file(const std::string& path) = 0;
     virtual std::vector<TensorInfo> load_tensors(std::int64_t run_id) = 0;
     // Detector state saved for these tensors (absent ones have none yet).
     virtual std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) = 0;

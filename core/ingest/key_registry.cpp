@@ -10,8 +10,10 @@ KeyRegistry::KeyRegistry(IngestStore& store, const IngestSnapshot& snapshot) : s
     for (const auto& r : snapshot.runs) {
         runs_.emplace(r.path, r.id);
         run_info_.emplace(r.id, r);
+        ranks_.insert(r.rank);
         next_run_ = std::max(next_run_, r.id + 1);
     }
+    rank_count_.store(ranks_.size());
     for (const auto& l : snapshot.layouts) {
         layouts_.emplace(l.ops, l.id);
         layout_ops_.emplace(l.id, l.ops);
@@ -30,6 +32,7 @@ std::int64_t KeyRegistry::run_id(const RunInfo& proto, RecordBatch& batch) {
     run.id = next_run_++;
     runs_.emplace(run.path, run.id);
     run_info_.emplace(run.id, run);
+    if (ranks_.insert(run.rank).second) rank_count_.store(ranks_.size(), std::memory_order_relaxed);
     loaded_runs_.insert(run.id);  // a new run has no stored tensors
     batch.new_runs.push_back(std::move(run));
     return batch.new_runs.back().id;

@@ -1,6 +1,7 @@
 // Interns runs, tensors, layouts and texts to integer ids; new ones are added to the batch being built.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,7 +34,8 @@ public:
     std::int64_t layout_id(std::string_view ops, RecordBatch& batch);
     std::int64_t text_id(std::string_view text, RecordBatch& batch);
 
-    std::size_t run_count() const { return runs_.size(); }
+    // Distinct ranks among the runs: read by other threads (the progress line runs on the writer's).
+    std::size_t rank_count() const { return rank_count_.load(std::memory_order_relaxed); }
 
     // Makes tensor() know every stored tensor of this run (they are otherwise loaded when the run is first read).
     void load_run_tensors(std::int64_t run_id);
@@ -57,6 +59,8 @@ private:
     std::unordered_map<std::int64_t, RunInfo> run_info_;
     std::unordered_map<std::int64_t, std::string> layout_ops_;
     std::map<std::pair<std::int64_t, std::string>, std::int64_t, std::less<>> kind_counts_;  // (run, kind) → tensors
+    std::unordered_set<int> ranks_;
+    std::atomic<std::size_t> rank_count_{0};
     std::int64_t next_run_ = 1, next_tensor_ = 1, next_layout_ = 1, next_text_ = 1;
     std::string key_;  // reused lookup buffer
 };

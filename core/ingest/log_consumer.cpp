@@ -1,10 +1,11 @@
 // MindFormers log lines → rows of kind loss/global_norm/lr/... (op "value") and events (data skip, spikes, stops).
 #include "core/ingest/log_consumer.hpp"
 
-#include <cstring>
-
 #include <spdlog/spdlog.h>
 
+#include <cstring>
+
+#include "core/ingest/issue_cap.hpp"
 #include "core/parse/mindformers_log.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -74,6 +75,7 @@ void LogConsumer::add_value(TrackedFile& file, std::string_view kind, std::strin
     row.layout_id = static_cast<std::int32_t>(value_layout_);
     row.value_count = 1;
     row.values[0] = value;
+    row.precedence = kRoundedText;  // an event file's value of the same step stays over this one
     ++result.rows;
 }
 
@@ -90,8 +92,8 @@ void LogConsumer::add_event(TrackedFile& file, std::optional<std::int64_t> step,
 }
 
 void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::string_view level,
-                                 std::string_view time, std::string_view message, std::int64_t line,
-                                 RecordBatch& batch, ConsumeResult& result) {
+                                 std::string_view time, std::string_view message, std::int64_t line, RecordBatch& batch,
+                                 ConsumeResult& result) {
     const std::optional<std::int64_t> current = ctx.step >= 0 ? std::optional<std::int64_t>(ctx.step) : std::nullopt;
     if (auto s = parse_step_line(message)) {
         const std::int64_t step = s->global_step;
@@ -138,15 +140,16 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
     }
     if (message.rfind("{ Epoch:[", 0) == 0 || message.rfind("{ step:[", 0) == 0 || message.rfind("Epoch:[", 0) == 0) {
         // Shaped like a step or TrainingStateMonitor line, but not one we can read: count it, never guess.
-        ParseIssue p;
-        p.file_id = file.progress.id;
-        p.path = file.progress.path;
-        p.line = line;
-        p.reason = "unrecognised step or metric line";
-        p.excerpt = escape_for_display(message, 160);
-        spdlog::warn("{}:{}: {}: {}", p.path, p.line, p.reason, p.excerpt);
-        batch.issues.push_back(std::move(p));
         ++result.issues;
+        add_issue(file.progress, batch, [&] {
+            ParseIssue p;
+            p.file_id = file.progress.id;
+            p.path = file.progress.path;
+            p.line = line;
+            p.reason = "unrecognised step or metric line";
+            p.excerpt = escape_for_display(message, 160);
+            return p;
+        });
         return;
     }
     if (auto p = parse_progress_samples(message)) {
@@ -232,7 +235,8 @@ ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, Re
         }
         const LogLineHead head = parse_log_head(line);
         if (head.prefix != LogPrefix::none)
-            handle_message(file, ctx, head.level, head.time, head.message, file.progress.line + lines + 1, batch, result);
+            handle_message(file, ctx, head.level, head.time, head.message, file.progress.line + lines + 1, batch,
+                           result);
         ++lines;
         pos = next;
     }

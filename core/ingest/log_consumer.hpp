@@ -14,9 +14,9 @@ namespace msmon {
 
 // What a log reader must remember between reads (saved with the file offset, so a restart resumes exactly).
 struct LogReaderContext {
-    std::int64_t step = -1;               // the last step line's global step: steps for lines that carry none
-    bool partial_loss_warning = false;    // "the loss on the last card is valid" seen before the next step line
-    std::int64_t micro_step_of = -1;      // the step the micro counters belong to
+    std::int64_t step = -1;             // the last step line's global step: steps for lines that carry none
+    bool partial_loss_warning = false;  // "the loss on the last card is valid" seen before the next step line
+    std::int64_t micro_step_of = -1;    // the step the micro counters belong to
     std::map<std::string, std::int64_t> micro_counts;  // micro_local_<tag>_loss lines seen for that step
 
     std::string serialize() const;

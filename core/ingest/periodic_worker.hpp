@@ -11,10 +11,9 @@
 namespace msmon {
 
 class PeriodicWorker {
-  public:
+public:
     // `task` returns false when it failed: the next try then waits `idle` (a back-off), not `interval`.
-    PeriodicWorker(std::function<bool()> task, std::chrono::milliseconds interval,
-                   std::chrono::milliseconds idle)
+    PeriodicWorker(std::function<bool()> task, std::chrono::milliseconds interval, std::chrono::milliseconds idle)
         : task_(std::move(task)), interval_(interval), idle_(idle), thread_([this] { loop(); }) {}
     ~PeriodicWorker() { stop(); }
     PeriodicWorker(const PeriodicWorker&) = delete;
@@ -34,7 +33,7 @@ class PeriodicWorker {
         if (thread_.joinable()) thread_.join();
     }
 
-  private:
+private:
     void loop() {
         using Clock = std::chrono::steady_clock;
         auto last = Clock::now() - interval_;
@@ -49,8 +48,7 @@ class PeriodicWorker {
                     // Woken: run once `interval` has passed since the last run (batches of about one
                     // interval).
                     cv_.wait_until(lock, last + idle_, [&] { return stopping_ || woken_; });
-                    if (woken_ && !stopping_)
-                        cv_.wait_until(lock, last + interval_, [&] { return stopping_; });
+                    if (woken_ && !stopping_) cv_.wait_until(lock, last + interval_, [&] { return stopping_; });
                 }
                 if (stopping_) break;
                 woken_ = false;

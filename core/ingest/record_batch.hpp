@@ -56,8 +56,13 @@ struct SampleRow {
     std::int32_t shape_id = 0;
     std::int32_t dtype_id = 0;
     std::int32_t value_count = 0;
+    // Which source's word counts when two give the same (tensor, step): a row of higher precedence stays over a
+    // lower one whatever order they were read in; of equal precedence the later write wins. MindFormers logs
+    // round to 6 digits (kRoundedText); its TensorBoard event files hold the float itself (kFullPrecision).
+    std::uint8_t precedence = 0;
     double values[kMaxNumericOps] = {};
 };
+inline constexpr std::uint8_t kRoundedText = 0, kFullPrecision = 1;
 
 // Where reading of one file stands: identity (device, inode, fingerprint of its first bytes) and offset.
 struct FileProgress {
@@ -71,6 +76,7 @@ struct FileProgress {
     std::uint64_t fp_hash = 0;
     std::int64_t offset = 0;  // bytes consumed: always at a record boundary
     std::int64_t line = 0;    // physical lines consumed (for error messages)
+    std::int64_t issues = 0;  // malformed lines found in it (core/ingest/issue_cap.hpp: the first ones are stored)
     SharedText header;        // the header record, once read (shared by files with the same header)
     std::string context;      // reader state that must survive a restart with the offset (log files)
 };
@@ -140,6 +146,7 @@ struct RecordBatch {
     std::vector<TextInfo> new_texts;
     std::vector<SampleRow> rows;
     std::vector<ParseIssue> issues;
+    std::size_t unstored_issues = 0;  // malformed lines beyond their file's cap: counted in its progress only
     std::vector<StackEntry> stacks;
     std::vector<EventRecord> events;
     std::vector<AnomalyRecord> anomalies;
@@ -149,19 +156,18 @@ struct RecordBatch {
     std::vector<DetectorStateRecord> detector_states;
     std::vector<WholeFileState> whole_files;
     std::vector<std::pair<std::string, std::string>> settings;  // store-wide settings (e.g. the monitor config)
-    std::vector<FileProgress> files;  // the final progress of every file this batch advanced
+    std::vector<FileProgress> files;                            // the final progress of every file this batch advanced
 
     std::size_t value_count() const {
         std::size_t n = 0;
-        for (const auto& r : rows)
-            n += static_cast<std::size_t>(r.value_count) + (r.shape_id != 0) + (r.dtype_id != 0);
+        for (const auto& r : rows) n += static_cast<std::size_t>(r.value_count) + (r.shape_id != 0) + (r.dtype_id != 0);
         return n;
     }
     bool empty() const {
-        return new_runs.empty() && new_tensors.empty() && new_layouts.empty() && new_texts.empty() &&
-               rows.empty() && issues.empty() && stacks.empty() && events.empty() && anomalies.empty() &&
-               checkpoint_sources.empty() && module_structs.empty() && detector_states.empty() &&
-               whole_files.empty() && settings.empty() && files.empty();
+        return new_runs.empty() && new_tensors.empty() && new_layouts.empty() && new_texts.empty() && rows.empty() &&
+               issues.empty() && stacks.empty() && events.empty() && anomalies.empty() && checkpoint_sources.empty() &&
+               module_structs.empty() && detector_states.empty() && whole_files.empty() && settings.empty() &&
+               files.empty();
     }
 };
 

@@ -38,7 +38,8 @@ bool is_csv2tb_dir_name(std::string_view name) {
 std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name) {
     switch (parent) {
         case DirRole::root:
-            if (auto run = parse_run_dir_name(name)) return DirClass{DirRole::run_v1, run->rank, run->time_label, run->uid};
+            if (auto run = parse_run_dir_name(name))
+                return DirClass{DirRole::run_v1, run->rank, run->time_label, run->uid};
             if (auto rank = parse_v2_rank_dir_name(name)) return DirClass{DirRole::run_v2, *rank, "", ""};
             if (name == "monitor_output" || name == "output") return DirClass{DirRole::root, 0, "", ""};
             if (name == "anomaly_detected") return DirClass{DirRole::anomaly_root, 0, "", ""};

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/detect/anomaly_score.hpp"
+#include "core/ingest/issue_cap.hpp"
 #include "core/parse/json_documents.hpp"
 #include "core/tail/file_tailer.hpp"
 
@@ -105,13 +106,14 @@ void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
     known_[path] = now;
     batch.whole_files.push_back(now);
     if (outcome == ParseOutcome::invalid) {
-        ParseIssue p;
-        p.file_id = file.progress.id;
-        p.path = path;
-        p.line = 0;
-        p.reason = "unreadable JSON: " + error;
-        spdlog::warn("{}: {}", p.path, p.reason);
-        batch.issues.push_back(std::move(p));
+        add_issue(file.progress, batch, [&] {
+            ParseIssue p;
+            p.file_id = file.progress.id;
+            p.path = path;
+            p.line = 0;
+            p.reason = "unreadable JSON: " + error;
+            return p;
+        });
         // The file row must exist for the issue to name it.
         batch.files.push_back(file.progress);
         return;

@@ -9,10 +9,19 @@ namespace msmon {
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kV1Prefixes = {
-    "actv",          "actv_grad",     "grad_unreduced", "grad_reduced",           "exp_avg",
-    "exp_avg_sq",    "param_origin",  "param_updated",  "other",                  "attention_hook",
-    "linear_hook",   "moe_router_weight_hook",          "moe_router_logit_hook"};
+constexpr std::array<std::string_view, 13> kV1Prefixes = {"actv",
+                                                          "actv_grad",
+                                                          "grad_unreduced",
+                                                          "grad_reduced",
+                                                          "exp_avg",
+                                                          "exp_avg_sq",
+                                                          "param_origin",
+                                                          "param_updated",
+                                                          "other",
+                                                          "attention_hook",
+                                                          "linear_hook",
+                                                          "moe_router_weight_hook",
+                                                          "moe_router_logit_hook"};
 
 constexpr std::array<std::string_view, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};

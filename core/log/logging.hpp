@@ -5,7 +5,8 @@
 
 namespace msmon {
 
-// $XDG_STATE_HOME/msmon (else ~/.local/state/msmon), created if missing.
+// $XDG_STATE_HOME/msmon (else ~/.local/state/msmon), created if missing. ~ is $HOME, else the passwd entry's home;
+// with neither, these throw std::runtime_error saying so (never a shared fallback such as /tmp).
 std::string state_dir();
 // $XDG_CACHE_HOME/msmon (else ~/.cache/msmon), created if missing.
 std::string cache_dir();

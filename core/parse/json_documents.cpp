@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/text/json_depth.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -20,8 +21,13 @@ constexpr std::size_t kMaxRegexText = 8192;
 
 ParseOutcome parse_json(std::string_view text, json& doc, std::string& error) {
     std::string_view t = text;
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+        t.remove_suffix(1);
     if (t.empty()) return ParseOutcome::incomplete;
+    if (!json_depth_within(t)) {
+        error = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+        return ParseOutcome::invalid;
+    }
     try {
         doc = json::parse(t.begin(), t.end());
         return ParseOutcome::ok;
@@ -80,7 +86,8 @@ std::optional<MsprobeMessage> parse_msprobe_message(std::string_view message) {
         R"(Rule (AnomalyTurbulence|AnomalyNan) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (-?\d+), current value (\S+), history mean (\S+)\.)");
     std::cmatch m;
     // std::regex recurses per character: a long message overflows the stack (found by fuzzing).
-    if (message.size() > kMaxRegexText || !std::regex_search(message.begin(), message.end(), m, re)) return std::nullopt;
+    if (message.size() > kMaxRegexText || !std::regex_search(message.begin(), message.end(), m, re))
+        return std::nullopt;
     MsprobeMessage out;
     out.rule = m[1].str();
     out.tag = m[2].str();

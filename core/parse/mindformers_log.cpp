@@ -12,7 +12,9 @@ namespace msmon {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 // "YYYY-MM-DD HH:MM:SS,mmm" at the start of s.
 bool is_log_time(std::string_view s) {
@@ -87,7 +89,8 @@ LogLineHead parse_log_head(std::string_view line) {
             }
         }
         // MindSpore: "[WARNING] ME(56203:2814...,MainProcess):2026-07-14-06:47:00.610.000 [file:line] text"
-        static const std::regex ms(R"(^\[(DEBUG|INFO|WARNING|ERROR|CRITICAL|EXCEPTION)\] ([A-Z_]+)\((\d+)[,:]([0-9a-fA-F]+),([^)]*)\):(\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3}) \[([^\]]+)\] ?(.*)$)");
+        static const std::regex ms(
+            R"(^\[(DEBUG|INFO|WARNING|ERROR|CRITICAL|EXCEPTION)\] ([A-Z_]+)\((\d+)[,:]([0-9a-fA-F]+),([^)]*)\):(\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3}) \[([^\]]+)\] ?(.*)$)");
         std::cmatch m;
         if (line.size() <= kMaxRegexText && std::regex_match(line.begin(), line.end(), m, ms)) {
             h.prefix = LogPrefix::mindspore;
@@ -226,7 +229,8 @@ std::optional<TsmLine> parse_tsm_line(std::string_view message) {
 
 std::optional<SkipLine> parse_skip_line(std::string_view message) {
     if (message.substr(0, 17) != "opt_global_step: " || message.size() > kMaxRegexText) return std::nullopt;
-    static const std::regex skip(R"(^opt_global_step: (-?\d+), skip_data_grad_norm_threshold: ([^,]+), is_skip: (.*)$)");
+    static const std::regex skip(
+        R"(^opt_global_step: (-?\d+), skip_data_grad_norm_threshold: ([^,]+), is_skip: (.*)$)");
     std::cmatch m;
     if (!std::regex_match(message.begin(), message.end(), m, skip)) return std::nullopt;
     SkipLine s;
@@ -274,19 +278,22 @@ bool is_traceback_start(std::string_view line) {
 bool is_exception_line(std::string_view line) {
     // "ValueError: ...", "RuntimeError: ...", "mindspore.common.exceptions.FooError: ...", "KeyboardInterrupt"
     std::size_t i = 0;
-    while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.')) ++i;
+    while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.'))
+        ++i;
     // The last dotted component must start with a capital ("a." has an empty one: found by fuzzing, read past the end).
     const std::size_t dot = i == 0 ? std::string_view::npos : line.rfind('.', i - 1);
     const std::size_t last = dot == std::string_view::npos ? 0 : dot + 1;
     if (i == 0 || last >= i || !std::isupper(static_cast<unsigned char>(line[last]))) return false;
     const std::string_view name = line.substr(0, i);
-    const bool error_like = name.find("Error") != std::string_view::npos || name.find("Exception") != std::string_view::npos ||
-                            name.find("Interrupt") != std::string_view::npos || name.find("Exit") != std::string_view::npos;
+    const bool error_like =
+        name.find("Error") != std::string_view::npos || name.find("Exception") != std::string_view::npos ||
+        name.find("Interrupt") != std::string_view::npos || name.find("Exit") != std::string_view::npos;
     return error_like && (i == line.size() || line[i] == ':');
 }
 
 std::pair<std::string, std::string> tsm_series(const std::string& tag) {
-    if (const auto slash = tag.find('/'); slash != std::string::npos) return {tag.substr(0, slash), tag.substr(slash + 1)};
+    if (const auto slash = tag.find('/'); slash != std::string::npos)
+        return {tag.substr(0, slash), tag.substr(slash + 1)};
     auto strip = [&](std::string_view prefix, std::string_view suffix) -> std::optional<std::string> {
         if (tag.size() > prefix.size() + suffix.size() && tag.compare(0, prefix.size(), prefix) == 0 &&
             tag.compare(tag.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -298,6 +305,5 @@ std::pair<std::string, std::string> tsm_series(const std::string& tag) {
     if (auto t = strip("local_", "_loss")) return {"local_loss", *t};
     return {tag, ""};
 }
-
 
 }  // namespace msmon

@@ -26,8 +26,8 @@ LogLineHead parse_log_head(std::string_view line);
 // "{ Epoch:[e/E], step:[s/S], loss: ..." (MFLossMonitor) or "{ step:[s/S], ..." (PyNative trainer).
 struct StepLine {
     std::int64_t epoch = 0, epochs = 0, step_in_epoch = 0, steps_per_epoch = 0;
-    std::int64_t global_step = 0;  // (epoch-1)*steps_per_epoch + step_in_epoch; PyNative: the step itself
-    std::optional<double> loss;    // absent for PyNative "loss: N/A (non-last PP stage ...)"
+    std::int64_t global_step = 0;           // (epoch-1)*steps_per_epoch + step_in_epoch; PyNative: the step itself
+    std::optional<double> loss;             // absent for PyNative "loss: N/A (non-last PP stage ...)"
     std::optional<double> loss_epoch_mean;  // non-sink mode "loss:[cur/mean]"
     std::optional<double> lm_loss, load_balancing_loss, mtp_loss, indexer_loss;
     std::vector<std::pair<std::string, double>> extra_losses;  // PyNative mtp_<k>_loss

@@ -2,6 +2,7 @@
 #include "core/parse/msprobe_csv.hpp"
 
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "core/text/number_text.hpp"
@@ -11,12 +12,22 @@ namespace msmon {
 std::optional<CsvSchema> parse_csv_header(const std::vector<std::string_view>& header, std::string& error) {
     CsvSchema s;
     s.field_count = header.size();
+    std::set<std::string_view> seen;
     for (std::size_t i = 0; i < header.size(); ++i) {
         const std::string_view col = header[i];
+        // A column named twice ("name,name", "norm,norm") has no meaning to pick: the file's rows are refused.
+        if (!col.empty() && !seen.insert(col).second) {
+            error = "column '" + std::string(col) + "' appears twice in the header";
+            return std::nullopt;
+        }
         const int idx = static_cast<int>(i);
         if (col == "vpp_stage") {
             s.vpp_col = idx;
         } else if (col == "name" || col == "module_name") {
+            if (s.name_col >= 0) {
+                error = "header has two name columns ('name' and 'module_name')";
+                return std::nullopt;
+            }
             s.name_col = idx;
         } else if (col == "step") {
             s.step_col = idx;
@@ -55,8 +66,8 @@ std::optional<CsvSchema> parse_csv_header(const std::vector<std::string_view>& h
 bool parse_csv_row(const CsvSchema& schema, const std::vector<std::string_view>& fields, CsvRow& row,
                    std::string& error) {
     if (fields.size() != schema.field_count) {
-        error = "row has " + std::to_string(fields.size()) + " fields, header has " +
-                std::to_string(schema.field_count);
+        error =
+            "row has " + std::to_string(fields.size()) + " fields, header has " + std::to_string(schema.field_count);
         return false;
     }
     auto step = parse_int(fields[static_cast<std::size_t>(schema.step_col)]);
@@ -103,8 +114,8 @@ bool parse_csv_row(const CsvSchema& schema, const std::vector<std::string_view>&
     return true;
 }
 
-std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text, const std::vector<std::string_view>& header,
-                                                   std::string& error) {
+std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text,
+                                                   const std::vector<std::string_view>& header, std::string& error) {
     static std::mutex mu;
     static std::unordered_map<std::string, std::shared_ptr<const CsvSchema>> known;
     std::lock_guard lock(mu);

@@ -10,7 +10,8 @@
 
 namespace msmon {
 
-// At most this many numeric op columns per file (msprobe has 7 ops + 2 L2 features at most per file); the store has one column per op slot.
+// At most this many numeric op columns per file (msprobe has 7 ops + 2 L2 features at most per file); the store has one
+// column per op slot.
 inline constexpr int kMaxNumericOps = 8;
 
 enum class OpType : std::uint8_t { numeric, shape, dtype };
@@ -23,8 +24,8 @@ struct CsvSchema {
     int micro_col = -1;  // optional
     int scope_col = -1;  // v2 only
     std::size_t field_count = 0;
-    std::vector<int> op_cols;        // header order
-    std::vector<OpType> op_types;    // parallel to op_cols
+    std::vector<int> op_cols;      // header order
+    std::vector<OpType> op_types;  // parallel to op_cols
     std::vector<std::string> op_names;
     std::string layout;  // op names joined by ',' in header order: identifies the value layout in the store
     int numeric_ops = 0;
@@ -35,8 +36,8 @@ std::optional<CsvSchema> parse_csv_header(const std::vector<std::string_view>& h
 
 // The same, shared: files with the same header text share one immutable schema (200,000 files of a large job
 // have a handful of distinct headers). Null when the header is unusable.
-std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text, const std::vector<std::string_view>& header,
-                                                   std::string& error);
+std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text,
+                                                   const std::vector<std::string_view>& header, std::string& error);
 
 // One data row, as views into the record (valid until the next record).
 struct CsvRow {

@@ -26,14 +26,16 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kSameAsL
     {"load-balancing-loss", "load_balancing_loss"},
 }};
 
-constexpr std::array<std::string_view, 6> kTsmPrefixes{"local_norm/", "adam_m_norm/", "adam_v_norm/",
-                                                      "max_attention_logit/", "weight_stable_rank/",
-                                                      "weight_eigenvalue/"};
+constexpr std::array<std::string_view, 6> kTsmPrefixes{
+    "local_norm/", "adam_m_norm/", "adam_v_norm/", "max_attention_logit/", "weight_stable_rank/", "weight_eigenvalue/"};
 constexpr std::array<std::string_view, 3> kTsmNames{"device_local_norm", "weight_norm", "throughput_linearity"};
 
-constexpr std::array<std::string_view, 9> kMsprobeOps{"norm", "min", "max", "zeros", "nans", "id", "mean", "shape", "dtype"};
+constexpr std::array<std::string_view, 9> kMsprobeOps{"norm", "min",  "max",   "zeros", "nans",
+                                                      "id",   "mean", "shape", "dtype"};
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
 bool ends_with(std::string_view s, std::string_view p) {
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
@@ -137,7 +139,8 @@ std::optional<TbSeries> expert_load(std::string_view tag, std::string_view folde
     std::string layer(tag.substr(prefix.size())), expert;
     if (starts_with(folder, folder_prefix) && folder.size() > folder_prefix.size()) {
         expert = std::string(folder.substr(folder_prefix.size()));
-    } else if (const auto slash = layer.rfind('/'); slash != std::string::npos && expert_index(layer.substr(slash + 1))) {
+    } else if (const auto slash = layer.rfind('/');
+               slash != std::string::npos && expert_index(layer.substr(slash + 1))) {
         expert = layer.substr(slash + 1);
         layer.resize(slash);
     } else {

@@ -13,8 +13,20 @@ enum WireType { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
 
 // DataType values (tensorflow/core/framework/types.proto).
 enum DataType {
-    DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 5, DT_INT8 = 6, DT_STRING = 7,
-    DT_INT64 = 9, DT_BOOL = 10, DT_BFLOAT16 = 14, DT_UINT16 = 17, DT_HALF = 19, DT_UINT32 = 22, DT_UINT64 = 23,
+    DT_FLOAT = 1,
+    DT_DOUBLE = 2,
+    DT_INT32 = 3,
+    DT_UINT8 = 4,
+    DT_INT16 = 5,
+    DT_INT8 = 6,
+    DT_STRING = 7,
+    DT_INT64 = 9,
+    DT_BOOL = 10,
+    DT_BFLOAT16 = 14,
+    DT_UINT16 = 17,
+    DT_HALF = 19,
+    DT_UINT32 = 22,
+    DT_UINT64 = 23,
 };
 
 class Wire {
@@ -65,11 +77,16 @@ public:
         std::uint32_t w = 0;
         std::string_view s;
         switch (wire) {
-            case kVarint: return varint(u);
-            case kFixed64: return fixed64(u);
-            case kLength: return bytes(s);
-            case kFixed32: return fixed32(w);
-            default: return fail();  // groups (3, 4) are not used by these messages
+            case kVarint:
+                return varint(u);
+            case kFixed64:
+                return fixed64(u);
+            case kLength:
+                return bytes(s);
+            case kFixed32:
+                return fixed32(w);
+            default:
+                return fail();  // groups (3, 4) are not used by these messages
         }
     }
 
@@ -114,7 +131,8 @@ bool repeated(Wire& w, int wire, int element_wire, Each each) {
     if (wire != element_wire) return w.skip(wire);
     std::uint64_t v = 0;
     std::uint32_t v32 = 0;
-    if (element_wire == kVarint ? !w.varint(v) : element_wire == kFixed32 ? !w.fixed32(v32) : !w.fixed64(v)) return false;
+    if (element_wire == kVarint ? !w.varint(v) : element_wire == kFixed32 ? !w.fixed32(v32) : !w.fixed64(v))
+        return false;
     each(element_wire == kFixed32 ? v32 : v);
     return true;
 }
@@ -159,20 +177,85 @@ void number_from_content(std::string_view c, TfTensor& t) {
         t.has_number = true;
     };
     switch (t.dtype) {
-        case DT_FLOAT: take(4, [](const char* p) { float f; std::memcpy(&f, p, 4); return static_cast<double>(f); }); break;
-        case DT_DOUBLE: take(8, [](const char* p) { double d; std::memcpy(&d, p, 8); return d; }); break;
-        case DT_INT32: take(4, [](const char* p) { std::int32_t v; std::memcpy(&v, p, 4); return static_cast<double>(v); }); break;
-        case DT_UINT32: take(4, [](const char* p) { std::uint32_t v; std::memcpy(&v, p, 4); return static_cast<double>(v); }); break;
-        case DT_INT64: take(8, [](const char* p) { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }); break;
-        case DT_UINT64: take(8, [](const char* p) { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }); break;
-        case DT_INT16: take(2, [](const char* p) { std::int16_t v; std::memcpy(&v, p, 2); return static_cast<double>(v); }); break;
-        case DT_UINT16: take(2, [](const char* p) { std::uint16_t v; std::memcpy(&v, p, 2); return static_cast<double>(v); }); break;
-        case DT_INT8: take(1, [](const char* p) { return static_cast<double>(static_cast<std::int8_t>(*p)); }); break;
+        case DT_FLOAT:
+            take(4, [](const char* p) {
+                float f;
+                std::memcpy(&f, p, 4);
+                return static_cast<double>(f);
+            });
+            break;
+        case DT_DOUBLE:
+            take(8, [](const char* p) {
+                double d;
+                std::memcpy(&d, p, 8);
+                return d;
+            });
+            break;
+        case DT_INT32:
+            take(4, [](const char* p) {
+                std::int32_t v;
+                std::memcpy(&v, p, 4);
+                return static_cast<double>(v);
+            });
+            break;
+        case DT_UINT32:
+            take(4, [](const char* p) {
+                std::uint32_t v;
+                std::memcpy(&v, p, 4);
+                return static_cast<double>(v);
+            });
+            break;
+        case DT_INT64:
+            take(8, [](const char* p) {
+                std::int64_t v;
+                std::memcpy(&v, p, 8);
+                return static_cast<double>(v);
+            });
+            break;
+        case DT_UINT64:
+            take(8, [](const char* p) {
+                std::uint64_t v;
+                std::memcpy(&v, p, 8);
+                return static_cast<double>(v);
+            });
+            break;
+        case DT_INT16:
+            take(2, [](const char* p) {
+                std::int16_t v;
+                std::memcpy(&v, p, 2);
+                return static_cast<double>(v);
+            });
+            break;
+        case DT_UINT16:
+            take(2, [](const char* p) {
+                std::uint16_t v;
+                std::memcpy(&v, p, 2);
+                return static_cast<double>(v);
+            });
+            break;
+        case DT_INT8:
+            take(1, [](const char* p) { return static_cast<double>(static_cast<std::int8_t>(*p)); });
+            break;
         case DT_UINT8:
-        case DT_BOOL: take(1, [](const char* p) { return static_cast<double>(static_cast<unsigned char>(*p)); }); break;
-        case DT_HALF: take(2, [](const char* p) { std::uint16_t v; std::memcpy(&v, p, 2); return static_cast<double>(half_to_float(v)); }); break;
-        case DT_BFLOAT16: take(2, [](const char* p) { std::uint16_t v; std::memcpy(&v, p, 2); return static_cast<double>(bfloat16_to_float(v)); }); break;
-        default: break;
+        case DT_BOOL:
+            take(1, [](const char* p) { return static_cast<double>(static_cast<unsigned char>(*p)); });
+            break;
+        case DT_HALF:
+            take(2, [](const char* p) {
+                std::uint16_t v;
+                std::memcpy(&v, p, 2);
+                return static_cast<double>(half_to_float(v));
+            });
+            break;
+        case DT_BFLOAT16:
+            take(2, [](const char* p) {
+                std::uint16_t v;
+                std::memcpy(&v, p, 2);
+                return static_cast<double>(bfloat16_to_float(v));
+            });
+            break;
+        default:
+            break;
     }
 }
 
@@ -194,34 +277,49 @@ bool decode_tensor(std::string_view data, TfTensor& t) {
         std::string_view s;
         switch (field) {
             case 1:  // dtype
-                if (wire != kVarint) { ok = w.skip(wire); break; }
+                if (wire != kVarint) {
+                    ok = w.skip(wire);
+                    break;
+                }
                 ok = w.varint(v);
                 t.dtype = static_cast<int>(v);
                 break;
             case 2:  // tensor_shape
-                if (wire != kLength) { ok = w.skip(wire); break; }
+                if (wire != kLength) {
+                    ok = w.skip(wire);
+                    break;
+                }
                 ok = w.bytes(s) && decode_shape(s, t);
                 break;
             case 4:  // tensor_content
-                if (wire != kLength) { ok = w.skip(wire); break; }
+                if (wire != kLength) {
+                    ok = w.skip(wire);
+                    break;
+                }
                 ok = w.bytes(content);
                 break;
             case 5:  // float_val
-                ok = repeated(w, wire, kFixed32, [&](std::uint64_t b) { first(as_float(static_cast<std::uint32_t>(b))); });
+                ok = repeated(w, wire, kFixed32,
+                              [&](std::uint64_t b) { first(as_float(static_cast<std::uint32_t>(b))); });
                 break;
             case 6:  // double_val
                 ok = repeated(w, wire, kFixed64, [&](std::uint64_t b) { first(as_double(b)); });
                 break;
             case 7:  // int_val (int32, int16, int8, uint8, uint16)
-                ok = repeated(w, wire, kVarint, [&](std::uint64_t b) { first(static_cast<double>(static_cast<std::int32_t>(b))); });
+                ok = repeated(w, wire, kVarint,
+                              [&](std::uint64_t b) { first(static_cast<double>(static_cast<std::int32_t>(b))); });
                 break;
             case 8:  // string_val
-                if (wire != kLength) { ok = w.skip(wire); break; }
+                if (wire != kLength) {
+                    ok = w.skip(wire);
+                    break;
+                }
                 ok = w.bytes(s);
                 t.strings.push_back(s);
                 break;
             case 10:  // int64_val
-                ok = repeated(w, wire, kVarint, [&](std::uint64_t b) { first(static_cast<double>(static_cast<std::int64_t>(b))); });
+                ok = repeated(w, wire, kVarint,
+                              [&](std::uint64_t b) { first(static_cast<double>(static_cast<std::int64_t>(b))); });
                 break;
             case 11:  // bool_val
                 ok = repeated(w, wire, kVarint, [&](std::uint64_t b) { first(b ? 1.0 : 0.0); });
@@ -233,7 +331,8 @@ bool decode_tensor(std::string_view data, TfTensor& t) {
                 });
                 break;
             case 16:  // uint32_val
-                ok = repeated(w, wire, kVarint, [&](std::uint64_t b) { first(static_cast<double>(static_cast<std::uint32_t>(b))); });
+                ok = repeated(w, wire, kVarint,
+                              [&](std::uint64_t b) { first(static_cast<double>(static_cast<std::uint32_t>(b))); });
                 break;
             case 17:  // uint64_val
                 ok = repeated(w, wire, kVarint, [&](std::uint64_t b) { first(static_cast<double>(b)); });
@@ -310,7 +409,9 @@ float half_to_float(std::uint16_t h) {
     return sign ? -v : v;
 }
 
-float bfloat16_to_float(std::uint16_t bits) { return as_float(static_cast<std::uint32_t>(bits) << 16); }
+float bfloat16_to_float(std::uint16_t bits) {
+    return as_float(static_cast<std::uint32_t>(bits) << 16);
+}
 
 bool decode_tf_event(std::string_view data, TfEvent& out, std::string& error) {
     out.wall_time = 0;

@@ -12,10 +12,10 @@ namespace msmon {
 
 // A TensorProto reduced to what a scalar or a text summary needs.
 struct TfTensor {
-    int dtype = 0;                  // tensorflow DataType (1 float, 2 double, 3 int32, 7 string, 9 int64, 19 half, ...)
-    int dims = 0;                   // rank of tensor_shape
-    std::int64_t elements = 1;      // product of the dims (1 for a scalar)
-    bool has_number = false;        // the first element, if numeric
+    int dtype = 0;              // tensorflow DataType (1 float, 2 double, 3 int32, 7 string, 9 int64, 19 half, ...)
+    int dims = 0;               // rank of tensor_shape
+    std::int64_t elements = 1;  // product of the dims (1 for a scalar)
+    bool has_number = false;    // the first element, if numeric
     double number = 0;
     std::vector<std::string_view> strings;  // string_val, DT_STRING
 };

@@ -47,7 +47,9 @@ std::uint32_t crc32c(const void* data, std::size_t len, std::uint32_t crc) {
     return ~crc;
 }
 
-std::uint32_t mask_crc(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+std::uint32_t mask_crc(std::uint32_t crc) {
+    return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
 
 Frame next_frame(std::string_view bytes) {
     Frame f;

@@ -63,8 +63,7 @@ std::vector<Record> startup_records(const MfJobText& job, const MindFormersPlan&
             {"INFO", kSetOutput, "set output path to '" + job.output_dir + "'"},
             {"INFO", kTrainerInit, "==========Trainer Init Success!=========="},
             {"INFO", kBuildDataset, ".........Build Dataset For Train.........."},
-            {"INFO", kDatasetSize,
-             "Create train dataset finish, dataset size:" + std::to_string(plan.steps_per_epoch)},
+            {"INFO", kDatasetSize, "Create train dataset finish, dataset size:" + std::to_string(plan.steps_per_epoch)},
             {"INFO", kEpochsLine, "Will be Training epochs:" + std::to_string(plan.epochs) + ", sink_size:1"},
             {"INFO", kBuildCallbacks, ".........Build Callbacks For Train.........."},
             {"INFO", kCompiling, ".........Model Compiling, Please Wait a Moment..........."},
@@ -80,13 +79,12 @@ MfCheckpointName checkpoint_of(const MfPlannedStep& st, const MindFormersPlan& p
 }
 
 std::string checkpoint_file(int rank, int times, const MfCheckpointName& c) {
-    return std::string(kCkptPrefix) + "_rank_" + std::to_string(rank) +
-           (times > 0 ? "_" + std::to_string(times) : "") + "-" + std::to_string(c.epoch_part) + "_" +
-           std::to_string(c.step_part) + ".safetensors";
+    return std::string(kCkptPrefix) + "_rank_" + std::to_string(rank) + (times > 0 ? "_" + std::to_string(times) : "") +
+           "-" + std::to_string(c.epoch_part) + "_" + std::to_string(c.step_part) + ".safetensors";
 }
 
-std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs,
-                                 const std::vector<MfParam>& params, const MfStepContext& ctx) {
+std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs, const std::vector<MfParam>& params,
+                                 const MfStepContext& ctx) {
     const MindFormersPlan& plan = ctx.plan;
     const MfLogVariant v = ctx.variant;
     const std::int64_t S = plan.steps_per_epoch;
@@ -96,23 +94,20 @@ std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs,
 
     // MFLossMonitor: the wrapper's local-norm dump, the pipeline warning, the step line and the progress
     // line.
-    out.push_back(
-        {"INFO", kLocalNormDump,
-         " norm_size: " + python_tuple(params) + "\nlocal_norm:\n" + np_array_scientific(rs.sum_squares)});
+    out.push_back({"INFO", kLocalNormDump,
+                   " norm_size: " + python_tuple(params) + "\nlocal_norm:\n" + np_array_scientific(rs.sum_squares)});
     if (plan.pipeline_stages > 1)
-        out.push_back({"WARNING", kPipelineWarning,
-                       "pipeline stages: " + std::to_string(plan.pipeline_stages) +
-                           " > 1, the loss on the last card is valid."});
+        out.push_back(
+            {"WARNING", kPipelineWarning,
+             "pipeline stages: " + std::to_string(plan.pipeline_stages) + " > 1, the loss on the last card is valid."});
     char head[96];
-    std::snprintf(head, sizeof head, "{ Epoch:[%3lld/%3d], step:[%5lld/%5lld], ",
-                  static_cast<long long>(epoch), plan.epochs, static_cast<long long>(step_in_epoch),
-                  static_cast<long long>(S));
+    std::snprintf(head, sizeof head, "{ Epoch:[%3lld/%3d], step:[%5lld/%5lld], ", static_cast<long long>(epoch),
+                  plan.epochs, static_cast<long long>(step_in_epoch), static_cast<long long>(S));
     std::string line = head;
     const double loss = rs.loss;
     if (v == MfLogVariant::nonsink)
         line += "loss:[" + py_fixed(loss, 5, 6) + "/" + py_fixed(ctx.epoch_loss_mean, 5, 6) + "], ";
-    else
-        line += "loss: " + py_fixed(loss, 5, old ? 3 : 6) + ", ";
+    else line += "loss: " + py_fixed(loss, 5, old ? 3 : 6) + ", ";
     if (v == MfLogVariant::moe) {
         const double lbl = rs.load_balancing_loss;
         line += "lm_loss: " + py_fixed(static_cast<float>(loss * 0.97), 5, 6) + ", ";
@@ -122,12 +117,10 @@ std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs,
     line += "per_step_time: " + std::to_string(st.per_step_ms) + "ms, ";
     if (v != MfLogVariant::nolr) line += "lr: " + np_scalar(st.lr) + ", ";
     const bool overflow = !std::isfinite(st.global_norm);
-    line +=
-        std::string("overflow cond: ") + (overflow ? "True" : "False") + ", loss_scale: 1.0, global_norm: ";
+    line += std::string("overflow cond: ") + (overflow ? "True" : "False") + ", loss_scale: 1.0, global_norm: ";
     line += v == MfLogVariant::noclip ? "None" : np_array1(st.global_norm);
     const double per_step_s = static_cast<double>(st.per_step_ms) / 1000.0;
-    if (v == MfLogVariant::standard || v == MfLogVariant::nolr || v == MfLogVariant::noclip ||
-        v == MfLogVariant::moe)
+    if (v == MfLogVariant::standard || v == MfLogVariant::nolr || v == MfLogVariant::noclip || v == MfLogVariant::moe)
         line += ", train_throughput_per_npu: " +
                 printf_text("%.3f", kFlopsPerNpuStep / static_cast<double>(st.per_step_ms) / 1e9) + "T";
     out.push_back({"INFO", v == MfLogVariant::nolr ? kStepLineNoLr : kStepLine, line});
@@ -155,9 +148,8 @@ std::vector<Record> save_records(const MfPlannedStep& st, const MindFormersPlan&
     const double seconds = rs.save_seconds;
     std::vector<Record> out;
     out.push_back({"INFO", kSaving, "......Saving ckpt......", true});
-    out.push_back(
-        {"INFO", kSaveBatch,
-         "global_batch_size: " + std::to_string(plan.ranks / plan.pipeline_stages * kMicroBatches)});
+    out.push_back({"INFO", kSaveBatch,
+                   "global_batch_size: " + std::to_string(plan.ranks / plan.pipeline_stages * kMicroBatches)});
     out.push_back({"INFO", kSaveEpoch, "epoch_num: " + std::to_string(epoch_num)});
     out.push_back({"INFO", kSaveStep, "step_num: " + std::to_string(st.step)});
     out.push_back({"INFO", kSaveGlobalStep, "global_step: " + std::to_string(st.opt_step)});
@@ -202,20 +194,18 @@ std::vector<Record> monitor_records(const MfPlannedStep& st, int rank, const MfR
     tsm("throughput_linearity", python_float_repr(rs.throughput_linearity), rs.throughput_linearity);
     if (last_stage) tsm("device_accum_local_lm_loss", np_scalar(rs.device_accum_loss), rs.device_accum_loss);
 
-    out.push_back({"INFO", kEmbedding,
-                   "embedding_local_norm: " +
-                       (stage_of(rank, plan) == 0 ? np_scalar(rs.embedding) : std::string("0"))});
+    out.push_back(
+        {"INFO", kEmbedding,
+         "embedding_local_norm: " + (stage_of(rank, plan) == 0 ? np_scalar(rs.embedding) : std::string("0"))});
     if (st.skipped) {
         out.push_back({"INFO", kSkip,
-                       "opt_global_step: " + std::to_string(st.opt_step) +
-                           ", skip_data_grad_norm_threshold: " + python_float_repr(kSpikeThreshold) +
-                           ", is_skip: [ True]"});
+                       "opt_global_step: " + std::to_string(st.opt_step) + ", skip_data_grad_norm_threshold: " +
+                           python_float_repr(kSpikeThreshold) + ", is_skip: [ True]"});
         if (!st.stop && st.spike_count < kSpikeCountThreshold)
-            out.push_back(
-                {"INFO", kConsecutive,
-                 "Current global norm " + np_array1(st.global_norm) + " of step " + std::to_string(st.step) +
-                     " has been " + std::to_string(st.spike_count) +
-                     " consecutive times greater than threshold: " + python_float_repr(kSpikeThreshold)});
+            out.push_back({"INFO", kConsecutive,
+                           "Current global norm " + np_array1(st.global_norm) + " of step " + std::to_string(st.step) +
+                               " has been " + std::to_string(st.spike_count) +
+                               " consecutive times greater than threshold: " + python_float_repr(kSpikeThreshold)});
     }
     return out;
 }
@@ -227,32 +217,27 @@ std::string stop_traceback(const MfPlannedStep& st, const MfJobText& job) {
                       ms = "/usr/local/python3.11/lib/python3.11/site-packages/mindspore/";
     std::string t = "Traceback (most recent call last):\n";
     auto frame = [&](const std::string& file, int line, const char* func, const char* code) {
-        t +=
-            "  File \"" + file + "\", line " + std::to_string(line) + ", in " + func + "\n    " + code + "\n";
+        t += "  File \"" + file + "\", line " + std::to_string(line) + ", in " + func + "\n    " + code + "\n";
     };
     frame(job.launch_dir + "/run_mindformer.py", 354, "<module>", "main(config_)");
     frame(mf + "tools/cloud_adapter/cloud_monitor.py", 44, "wrapper", "raise exc");
     frame(mf + "tools/cloud_adapter/cloud_monitor.py", 34, "wrapper", "result = run_func(*args, **kwargs)");
     frame(job.launch_dir + "/run_mindformer.py", 46, "main", "trainer.train()");
     frame(mf + "trainer/trainer.py", 531, "train", "self.trainer.train(");
-    frame(mf + "trainer/causal_language_modeling/causal_language_modeling.py", 115, "train",
-          "self.training_process(");
+    frame(mf + "trainer/causal_language_modeling/causal_language_modeling.py", 115, "train", "self.training_process(");
     frame(mf + "trainer/base_trainer.py", 1679, "training_process",
           "model.train(config.runner_config.epochs, dataset,");
     frame(ms + "train/model.py", 1121, "train", "self._train(epoch,");
     frame(ms + "train/model.py", 117, "wrapper", "func(self, *args, **kwargs)");
     frame(ms + "train/model.py", 681, "_train",
           "self._train_dataset_sink_process(epoch, train_dataset, list_callback,");
-    frame(ms + "train/model.py", 776, "_train_dataset_sink_process",
-          "list_callback.on_train_step_end(run_context)");
+    frame(ms + "train/model.py", 776, "_train_dataset_sink_process", "list_callback.on_train_step_end(run_context)");
     frame(ms + "train/callback/_callback.py", 440, "on_train_step_end", "cb.on_train_step_end(run_context)");
-    frame(mf + "core/callback/callback.py", 1003, "on_train_step_end",
-          "self.abnormal_global_norm_check(cb_params)");
+    frame(mf + "core/callback/callback.py", 1003, "on_train_step_end", "self.abnormal_global_norm_check(cb_params)");
     frame(mf + "core/callback/callback.py", 1069, "abnormal_global_norm_check", "raise ValueError(");
-    return t + "ValueError: Current global norm " + np_array1(st.global_norm) + " of step " +
-           std::to_string(st.step) + " has been " + std::to_string(kSpikeCountThreshold) +
-           " consecutive times greater than threshold " + python_float_repr(kSpikeThreshold) +
-           ", stop training...\n";
+    return t + "ValueError: Current global norm " + np_array1(st.global_norm) + " of step " + std::to_string(st.step) +
+           " has been " + std::to_string(kSpikeCountThreshold) + " consecutive times greater than threshold " +
+           python_float_repr(kSpikeThreshold) + ", stop training...\n";
 }
 
 Record training_over_record() {

@@ -71,8 +71,8 @@ struct MfStepContext {
 std::vector<Record> startup_records(const MfJobText& job, const MindFormersPlan& plan);
 
 // MFLossMonitor: the wrapper's local-norm dump, the pipeline warning, the step line and the progress line.
-std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs,
-                                 const std::vector<MfParam>& params, const MfStepContext& ctx);
+std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs, const std::vector<MfParam>& params,
+                                 const MfStepContext& ctx);
 
 // CheckpointMonitor's save lines (the health JSON is rewritten after the first).
 std::vector<Record> save_records(const MfPlannedStep& st, const MindFormersPlan& plan, MfLogVariant v,

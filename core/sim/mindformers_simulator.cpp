@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/log/logging.hpp"
+#include "core/sim/keyed_noise.hpp"
 #include "core/sim/mindformers_records.hpp"
 #include "core/sim/mindformers_tensorboard.hpp"
 #include "core/sim/rotating_log.hpp"
@@ -36,13 +37,6 @@ constexpr double kLrMax = 1e-5, kLrMin = 1e-6;
 
 // ---- deterministic noise: a hash of (seed, rank, step, channel), independent of the order of writing ----
 
-std::uint64_t mix64(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 double uniform01(std::uint64_t seed, int rank, std::int64_t step, int channel) {
     std::uint64_t h = mix64(seed);
     h = mix64(h ^ static_cast<std::uint64_t>(rank + 1));
@@ -53,8 +47,7 @@ double uniform01(std::uint64_t seed, int rank, std::int64_t step, int channel) {
 
 // A standard normal sample, clamped to ±3 so healthy values never cross the thresholds by chance.
 double gauss(std::uint64_t seed, int rank, std::int64_t step, int channel) {
-    const double u1 = uniform01(seed, rank, step, 2 * channel),
-                 u2 = uniform01(seed, rank, step, 2 * channel + 1);
+    const double u1 = uniform01(seed, rank, step, 2 * channel), u2 = uniform01(seed, rank, step, 2 * channel + 1);
     const double g = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     return std::clamp(g, -3.0, 3.0);
 }
@@ -76,24 +69,19 @@ enum Channel {
 float lr_at(std::int64_t opt_step, std::int64_t warmup, std::int64_t total) {
     if (opt_step < warmup)
         return static_cast<float>(kLrMax * static_cast<double>(opt_step) / static_cast<double>(warmup));
-    const double progress = std::min(1.0, static_cast<double>(opt_step - warmup) /
-                                              static_cast<double>(std::max<std::int64_t>(1, total - warmup)));
-    return static_cast<float>(kLrMin +
-                              0.5 * (kLrMax - kLrMin) * (1 + std::cos(3.141592653589793 * progress)));
+    const double progress = std::min(
+        1.0, static_cast<double>(opt_step - warmup) / static_cast<double>(std::max<std::int64_t>(1, total - warmup)));
+    return static_cast<float>(kLrMin + 0.5 * (kLrMax - kLrMin) * (1 + std::cos(3.141592653589793 * progress)));
 }
 
 // ---- the toy model: a two-layer llama split over the pipeline stages ----
 
 std::vector<MfParam> layer_params(int layer) {
     const std::string p = "model.layers." + std::to_string(layer) + ".";
-    return {{p + "attention_norm.weight", 4096, 0.06, true},
-            {p + "attention.wq.weight", 16777216, 1.0, true},
-            {p + "attention.wk.weight", 4194304, 0.55, false},
-            {p + "attention.wv.weight", 4194304, 0.7, false},
-            {p + "attention.wo.weight", 16777216, 1.6, false},
-            {p + "ffn_norm.weight", 4096, 0.05, false},
-            {p + "feed_forward.w1.weight", 58720256, 2.4, true},
-            {p + "feed_forward.w2.weight", 58720256, 2.0, false},
+    return {{p + "attention_norm.weight", 4096, 0.06, true},     {p + "attention.wq.weight", 16777216, 1.0, true},
+            {p + "attention.wk.weight", 4194304, 0.55, false},   {p + "attention.wv.weight", 4194304, 0.7, false},
+            {p + "attention.wo.weight", 16777216, 1.6, false},   {p + "ffn_norm.weight", 4096, 0.05, false},
+            {p + "feed_forward.w1.weight", 58720256, 2.4, true}, {p + "feed_forward.w2.weight", 58720256, 2.0, false},
             {p + "feed_forward.w3.weight", 58720256, 2.3, false}};
 }
 
@@ -121,15 +109,13 @@ MfRankStep rank_step(const MfPlannedStep& st, int rank, const std::vector<MfPara
     double total = 0;
     for (std::size_t i = 0; i < params.size(); ++i) {
         const double norm = params[i].grad_norm * decay *
-                            (1 + 0.03 * gauss(seed, rank, st.step, ch_param + static_cast<int>(i))) *
-                            st.spike;
+                            (1 + 0.03 * gauss(seed, rank, st.step, ch_param + static_cast<int>(i))) * st.spike;
         const float ss = nan_here ? std::nanf("") : static_cast<float>(norm * norm);
         r.sum_squares.push_back(ss);
         total += ss;
     }
     r.device_local_norm = static_cast<float>(std::sqrt(total));
-    if (!params.empty() && params[0].size == 131072000 &&
-        params[0].name.find("embedding") != std::string::npos)
+    if (!params.empty() && params[0].size == 131072000 && params[0].name.find("embedding") != std::string::npos)
         r.embedding = r.sum_squares[0];
     if (last_stage) {
         const double loss = st.loss + 0.02 * gauss(seed, rank, st.step, ch_rank_loss);
@@ -141,10 +127,9 @@ MfRankStep rank_step(const MfPlannedStep& st, int rank, const std::vector<MfPara
         r.load_balancing_loss = 0.012 + 0.002 * gauss(seed, rank, st.step, ch_lbl);
     }
     const double state_decay = std::exp(-static_cast<double>(st.step) / 300.0);
-    r.adam_m_norm =
-        static_cast<float>(0.0021 * (0.6 + state_decay) * (1 + 0.02 * gauss(seed, rank, st.step, ch_adam)));
-    r.adam_v_norm = static_cast<float>(3.2e-7 * (0.6 + state_decay) *
-                                       (1 + 0.02 * gauss(seed, rank, st.step, ch_adam + 1)));
+    r.adam_m_norm = static_cast<float>(0.0021 * (0.6 + state_decay) * (1 + 0.02 * gauss(seed, rank, st.step, ch_adam)));
+    r.adam_v_norm =
+        static_cast<float>(3.2e-7 * (0.6 + state_decay) * (1 + 0.02 * gauss(seed, rank, st.step, ch_adam + 1)));
     r.weight_norm = static_cast<float>(1203.88 + 0.004 * static_cast<double>(st.step) +
                                        0.001 * gauss(seed, rank, st.step, ch_weight));
     r.throughput_linearity = 0.993 + 0.002 * gauss(seed, rank, st.step, ch_linearity);
@@ -156,16 +141,14 @@ MfRankStep rank_step(const MfPlannedStep& st, int rank, const std::vector<MfPara
 
 // Rank 0's CheckpointMonitor: read the whole array, append, json.dump(indent=4) with truncate-then-write (not
 // atomic, no trailing newline), here in two writes with a pause so a reader can catch a cut file.
-bool append_health_entry(const std::string& path, int is_health, const std::string& ckpt_name,
-                         std::string& error) {
+bool append_health_entry(const std::string& path, int is_health, const std::string& ckpt_name, std::string& error) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     {
         std::string text;
         const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (in >= 0) {
             char buf[8192];
-            for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;)
-                text.append(buf, static_cast<std::size_t>(n));
+            for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
             ::close(in);
         }
         auto old = nlohmann::ordered_json::parse(text, nullptr, false);
@@ -200,9 +183,8 @@ struct RankFiles {
 
 std::optional<MfLogVariant> parse_mf_log_variant(std::string_view name) {
     static const std::map<std::string_view, MfLogVariant> names = {
-        {"standard", MfLogVariant::standard}, {"nonsink", MfLogVariant::nonsink},
-        {"nolr", MfLogVariant::nolr},         {"noclip", MfLogVariant::noclip},
-        {"moe", MfLogVariant::moe},           {"old3", MfLogVariant::old3}};
+        {"standard", MfLogVariant::standard}, {"nonsink", MfLogVariant::nonsink}, {"nolr", MfLogVariant::nolr},
+        {"noclip", MfLogVariant::noclip},     {"moe", MfLogVariant::moe},         {"old3", MfLogVariant::old3}};
     auto it = names.find(name);
     if (it == names.end()) return std::nullopt;
     return it->second;
@@ -240,7 +222,7 @@ MindFormersPlan plan_mindformers_run(const SimOptions& sim, const MindFormersOpt
             if (s < p.first_step) continue;
             const double had = p.spikes.count(s) ? p.spikes[s] : 1.0;
             if (had >= kStopSpike) continue;
-            p.implied_spikes.push_back(Fault{Fault::Type::spike, s, -1, kStopSpike / had});
+            p.implied_spikes.push_back(Fault{Fault::Type::spike, s, -1, kStopSpike / had, {}});
             p.spikes[s] = kStopSpike;
         }
     }
@@ -255,9 +237,7 @@ MindFormersPlan plan_mindformers_run(const SimOptions& sim, const MindFormersOpt
 }
 
 MfStepSequence::MfStepSequence(const MindFormersPlan& plan)
-    : plan_(plan),
-      step_(plan.first_step),
-      opt_(plan.first_step - 1) {}  // earlier steps all applied an update
+    : plan_(plan), step_(plan.first_step), opt_(plan.first_step - 1) {}  // earlier steps all applied an update
 
 std::optional<MfPlannedStep> MfStepSequence::next() {
     if (done_ || step_ > plan_.last_step) return std::nullopt;
@@ -270,8 +250,7 @@ std::optional<MfPlannedStep> MfStepSequence::next() {
     if (auto it = p.spikes.find(g); it != p.spikes.end()) st.spike = it->second;
     if (auto it = p.nans.find(g); it != p.nans.end()) st.nan_ranks = it->second;
     const double x = static_cast<double>(g);
-    double gn =
-        (0.5 + 1.6 * std::exp(-x / 150.0)) * (1 + 0.04 * gauss(p.seed, -1, g, ch_global_norm)) * st.spike;
+    double gn = (0.5 + 1.6 * std::exp(-x / 150.0)) * (1 + 0.04 * gauss(p.seed, -1, g, ch_global_norm)) * st.spike;
     double loss = 2.2 + 8.5 * std::exp(-x / 120.0) + 0.03 * gauss(p.seed, -1, g, ch_loss);
     if (st.spike > 1) loss *= 1 + 0.25 * std::log10(st.spike);
     if (!st.nan_ranks.empty()) gn = loss = std::nan("");
@@ -314,9 +293,8 @@ SimOptions msprobe_options_for(const SimOptions& sim, const MindFormersPlan& pla
     return out;
 }
 
-bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions& mf,
-                                const MindFormersPlan& plan, const std::atomic<bool>& stop,
-                                MindFormersResult& result, std::string& error) {
+bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions& mf, const MindFormersPlan& plan,
+                                const std::atomic<bool>& stop, MindFormersResult& result, std::string& error) {
     namespace fs = std::filesystem;
     const std::string output = sim.outdir + "/output";
     const std::string log_dir = output + "/log", msrun_dir = output + "/msrun_log";
@@ -391,11 +369,10 @@ bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions&
                 const int fd = ::open(error_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
                 if (fd >= 0) ::close(fd);
                 const int pid = 40000 + 97 * st.launch + r;
-                if (!raw_worker(
-                        r, "[WARNING] ME(" + std::to_string(pid) +
-                               ":281473441098720,MainProcess):" + mindspore_time_now() +
-                               " [mindspore/graph/_mark_deprecated.py:59] Module 'mindspore.common.api' is "
-                               "deprecated.\n"))
+                if (!raw_worker(r, "[WARNING] ME(" + std::to_string(pid) +
+                                       ":281473441098720,MainProcess):" + mindspore_time_now() +
+                                       " [mindspore/graph/_mark_deprecated.py:59] Module 'mindspore.common.api' is "
+                                       "deprecated.\n"))
                     return false;
                 for (const auto& rec : startup_records(job, plan))
                     if (!emit(r, rec)) return false;
@@ -403,8 +380,7 @@ bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions&
                 files[static_cast<std::size_t>(r)].worker.close();
             }
         }
-        if (const std::int64_t e = (st.step - 1) / plan.steps_per_epoch;
-            e != epoch) {  // non-sink mean restarts
+        if (const std::int64_t e = (st.step - 1) / plan.steps_per_epoch; e != epoch) {  // non-sink mean restarts
             epoch = e;
             std::fill(loss_sum.begin(), loss_sum.end(), 0.0);
             std::fill(loss_count.begin(), loss_count.end(), 0);

@@ -75,7 +75,7 @@ struct MindFormersPlan {
     std::int64_t steps_per_epoch = 1;
     std::int64_t first_step = 1, last_step = 1;  // global steps the run would cover without a stop
     std::int64_t stop_step = -1;                 // where the job ends early, or -1
-    std::vector<Fault> implied_spikes;  // spikes that a stop@ fault implies, for msprobe's output too
+    std::vector<Fault> implied_spikes;           // spikes that a stop@ fault implies, for msprobe's output too
     // Inputs of the step sequence.
     std::uint64_t seed = 1;
     std::map<std::int64_t, double> spikes;
@@ -92,11 +92,11 @@ MindFormersPlan plan_mindformers_run(const SimOptions& sim, const MindFormersOpt
 
 // The plan's steps one at a time (a long run is never held in memory).
 class MfStepSequence {
-  public:
+public:
     explicit MfStepSequence(const MindFormersPlan& plan);
     std::optional<MfPlannedStep> next();
 
-  private:
+private:
     const MindFormersPlan& plan_;
     std::int64_t step_;
     std::int64_t opt_;
@@ -119,8 +119,7 @@ struct MindFormersResult {
 };
 
 // Writes the plan under <sim.outdir>/output; returns early (with what was written) when `stop` becomes true.
-bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions& mf,
-                                const MindFormersPlan& plan, const std::atomic<bool>& stop,
-                                MindFormersResult& result, std::string& error);
+bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions& mf, const MindFormersPlan& plan,
+                                const std::atomic<bool>& stop, MindFormersResult& result, std::string& error);
 
 }  // namespace msmon

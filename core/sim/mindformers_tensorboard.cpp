@@ -46,7 +46,8 @@ TfEventWriter& MfTensorboard::writer(int rank, const std::string& sub) {
 bool MfTensorboard::start_launch(int launch, std::string& error) {
     launch_ = launch;
     writers_.clear();
-    wall_ = std::floor(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()) + launch;
+    wall_ =
+        std::floor(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()) + launch;
     for (int r = 0; r < plan_.ranks; ++r) {
         TfEventWriter& w = writer(r, "");
         // MindFormers writes every config key on its TEXT page at start-up.
@@ -68,14 +69,16 @@ bool MfTensorboard::start_launch(int launch, std::string& error) {
 std::vector<double> MfTensorboard::expert_loads(std::int64_t step, int rank, int layer) const {
     const int n = options_.moe_experts;
     std::vector<double> load(static_cast<std::size_t>(n));
-    const bool collapsed = options_.collapse_step >= 0 && step >= options_.collapse_step && layer == options_.collapse_layer;
+    const bool collapsed =
+        options_.collapse_step >= 0 && step >= options_.collapse_step && layer == options_.collapse_layer;
     for (int e = 0; e < n; ++e) {
         const double share = 1.0 / n * (1 + 0.2 * noise(seed_, rank, step, 1000 + layer * 256 + e));
         load[static_cast<std::size_t>(e)] = std::round(kTokensPerLayer * share);
     }
     if (collapsed) {
         // The router sends most tokens to one expert; the rest starve.
-        for (int e = 0; e < n; ++e) load[static_cast<std::size_t>(e)] = std::round(load[static_cast<std::size_t>(e)] * 0.15);
+        for (int e = 0; e < n; ++e)
+            load[static_cast<std::size_t>(e)] = std::round(load[static_cast<std::size_t>(e)] * 0.15);
         load[static_cast<std::size_t>(options_.collapse_expert % n)] = std::round(kTokensPerLayer * 0.7);
     }
     return load;

@@ -64,8 +64,7 @@ std::string np_array_scientific(const std::vector<float>& values) {
     std::vector<std::string> words;
     std::size_t width = 0;
     for (float v : values) {
-        words.push_back(std::isfinite(v) ? f32_text(v, std::chars_format::scientific, digits)
-                                         : non_finite_text(v));
+        words.push_back(std::isfinite(v) ? f32_text(v, std::chars_format::scientific, digits) : non_finite_text(v));
         width = std::max(width, words.back().size());
     }
     std::string out = "[", line = "[";
@@ -87,10 +86,8 @@ std::string np_array_scientific(const std::vector<float>& values) {
 
 std::string py_fixed(double v, int width, int precision) {
     char buf[64];
-    if (std::isfinite(v))
-        std::snprintf(buf, sizeof buf, "%*.*f", width, precision, v);
-    else
-        std::snprintf(buf, sizeof buf, "%*s", width, non_finite_text(v).c_str());
+    if (std::isfinite(v)) std::snprintf(buf, sizeof buf, "%*.*f", width, precision, v);
+    else std::snprintf(buf, sizeof buf, "%*s", width, non_finite_text(v).c_str());
     return buf;
 }
 

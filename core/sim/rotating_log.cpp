@@ -29,38 +29,36 @@ std::int64_t characters(const std::string& s) {
 std::string asctime_now() {
     const auto now = std::chrono::system_clock::now();
     const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
     std::tm tm{};
     ::localtime_r(&t, &tm);
     char buf[48];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d,%03d", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d,%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
     return buf;
 }
 
 std::string mindspore_time_now() {
     const auto now = std::chrono::system_clock::now();
     const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    const auto us =
-        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
     std::tm tm{};
     ::localtime_r(&t, &tm);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d-%02d:%02d:%02d.%03d.%03d", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(us / 1000),
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d-%02d:%02d:%02d.%03d.%03d", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(us / 1000),
                   static_cast<int>(us % 1000));
     return buf;
 }
 
 std::string file_sink_text(const Record& r, const std::string& time) {
-    return "[" + std::string(r.level) + "] " + time + " [" + r.caller.file + ":" +
-           std::to_string(r.caller.line) + "] " + r.caller.func + ": " + r.message + "\n";
+    return "[" + std::string(r.level) + "] " + time + " [" + r.caller.file + ":" + std::to_string(r.caller.line) +
+           "] " + r.caller.func + ": " + r.message + "\n";
 }
 
 std::string stdout_sink_text(const Record& r, const std::string& time, const std::string& logger_name) {
-    return time + " - " + logger_name + "[" + r.caller.file + ":" + std::to_string(r.caller.line) + "] - " +
-           r.level + " - " + r.message + "\n";
+    return time + " - " + logger_name + "[" + r.caller.file + ":" + std::to_string(r.caller.line) + "] - " + r.level +
+           " - " + r.message + "\n";
 }
 
 bool write_all(int fd, const char* data, std::size_t size) {

@@ -41,7 +41,7 @@ bool write_all(int fd, const char* data, std::size_t size);
 // rolls over when tell() + len(record) >= maxBytes (tell counts bytes, len characters, as in CPython), by
 // renaming info.log.4 -> .5 ... info.log -> info.log.1.
 class RotatingLog {
-  public:
+public:
     // max_bytes: maxBytes, 0 never rotates; backup_count: backupCount (>= 1), the highest suffix kept.
     RotatingLog(std::string path, std::int64_t max_bytes, int backup_count)
         : path_(std::move(path)), max_bytes_(max_bytes), backup_count_(backup_count) {}
@@ -60,7 +60,7 @@ class RotatingLog {
     // Returns false with `error` set on failure; counts a rollover in `rotations`.
     bool emit(const std::string& record, std::int64_t& rotations, std::string& error);
 
-  private:
+private:
     bool rollover(std::string& error);
 
     std::string path_;

@@ -22,7 +22,9 @@ void varint(std::string& out, std::uint64_t v) {
     out.push_back(static_cast<char>(v));
 }
 
-void key(std::string& out, int field, int wire) { varint(out, static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire)); }
+void key(std::string& out, int field, int wire) {
+    varint(out, static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire));
+}
 
 void bytes_field(std::string& out, int field, std::string_view data) {
     key(out, field, 2);
@@ -62,7 +64,7 @@ std::string value_bytes(const TfValueSpec& v) {
     std::string tensor;
     key(tensor, 1, 0);
     if (v.form == TfValueSpec::Form::text) {
-        varint(tensor, 7);  // DT_STRING
+        varint(tensor, 7);           // DT_STRING
         bytes_field(tensor, 2, "");  // shape []
         bytes_field(tensor, 8, v.text);
     } else if (v.form == TfValueSpec::Form::tensor_float) {
@@ -138,12 +140,13 @@ bool TfEventWriter::write_event(std::string_view event_bytes) {
 }
 
 bool TfEventWriter::scalar(std::string_view tag, std::int64_t step, double value, double wall_time) {
-    return write_event(encode_summary_event(wall_time, step, {{std::string(tag), TfValueSpec::Form::simple, value, "", false}}));
+    return write_event(
+        encode_summary_event(wall_time, step, {{std::string(tag), TfValueSpec::Form::simple, value, "", false}}));
 }
 
 bool TfEventWriter::text(std::string_view tag, std::int64_t step, std::string_view text, double wall_time) {
-    return write_event(encode_summary_event(
-        wall_time, step, {{std::string(tag), TfValueSpec::Form::text, 0, std::string(text), true}}));
+    return write_event(encode_summary_event(wall_time, step,
+                                            {{std::string(tag), TfValueSpec::Form::text, 0, std::string(text), true}}));
 }
 
 }  // namespace msmon

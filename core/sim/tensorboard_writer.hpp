@@ -15,14 +15,15 @@ struct TfValueSpec {
     enum class Form { simple, tensor_float, tensor_double, text };
     std::string tag;
     Form form = Form::simple;
-    double number = 0;      // simple and tensor forms (simple and tensor_float store it as float32)
-    std::string text;       // text form
-    bool metadata = false;  // attach SummaryMetadata with the plugin name (scalars / text), as TF 2.x does on a tag's first value
+    double number = 0;  // simple and tensor forms (simple and tensor_float store it as float32)
+    std::string text;   // text form
+    bool metadata =
+        false;  // attach SummaryMetadata with the plugin name (scalars / text), as TF 2.x does on a tag's first value
 };
 
 // Event bytes (not framed).
 std::string encode_summary_event(double wall_time, std::int64_t step, const std::vector<TfValueSpec>& values);
-std::string encode_file_version_event(double wall_time);  // "brain.Event:2"
+std::string encode_file_version_event(double wall_time);                       // "brain.Event:2"
 std::string encode_graph_event(double wall_time, std::string_view graph_def);  // Event.graph_def (field 4)
 
 // Appends framed records to one event file, one write() per record.

@@ -90,8 +90,8 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
         reset(progress, st);
     } else if (st.st_size < progress.offset) {
         out.restarted = true;
-        out.restart_reason = "truncated (size " + std::to_string(st.st_size) + " < offset " +
-                             std::to_string(progress.offset) + ")";
+        out.restart_reason =
+            "truncated (size " + std::to_string(st.st_size) + " < offset " + std::to_string(progress.offset) + ")";
         reset(progress, st);
     } else if (progress.fp_len > 0) {
         // The first bytes we consumed must still be there: otherwise the file was rewritten in place.
@@ -126,6 +126,22 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
     out.status = got > 0 ? TailStatus::data : TailStatus::unchanged;
     out.more = got == max_bytes && available > max_bytes;
     return out;
+}
+
+FileIdentity identify_file(const std::string& path, const FileProgress& read_before, std::uint64_t& dev,
+                           std::uint64_t& ino) {
+    Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    struct stat st {};
+    if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return FileIdentity::other;
+    dev = static_cast<std::uint64_t>(st.st_dev);
+    ino = static_cast<std::uint64_t>(st.st_ino);
+    if (read_before.fp_len == 0) return FileIdentity::other;
+    char head[kFingerprintBytes];
+    std::size_t got = 0;
+    if (!pread_full(f.fd, head, read_before.fp_len, 0, got)) return FileIdentity::other;
+    if (got < read_before.fp_len) return FileIdentity::too_short;
+    if (fingerprint_hash(head, got) != read_before.fp_hash) return FileIdentity::other;
+    return dev == read_before.dev && ino == read_before.ino ? FileIdentity::same_file : FileIdentity::copy;
 }
 
 void advance_progress(FileProgress& progress, const std::string& bytes, std::size_t consumed, std::int64_t lines) {

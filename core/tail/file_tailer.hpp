@@ -35,9 +35,15 @@ std::uint64_t fingerprint_extend(std::uint64_t hash, const char* data, std::size
 // progress is reset to the start of the new file and `restarted` is set.
 TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_bytes);
 
+// What `path` is now, against the progress of a file read before under another name (a rotation): `same_file`
+// (the same inode: renamed), `copy` (another inode whose first bytes are the ones that progress fingerprinted:
+// copied), `too_short` (fewer bytes than the fingerprint covers yet: a copy may be in progress), or `other`.
+enum class FileIdentity { same_file, copy, too_short, other };
+FileIdentity identify_file(const std::string& path, const FileProgress& read_before, std::uint64_t& dev,
+                           std::uint64_t& ino);
+
 // After the caller consumed `consumed` bytes of what tail_file returned: advance the offset and extend the
 // fingerprint over the consumed bytes (up to kFingerprintBytes).
-void advance_progress(FileProgress& progress, const std::string& bytes, std::size_t consumed,
-                      std::int64_t lines);
+void advance_progress(FileProgress& progress, const std::string& bytes, std::size_t consumed, std::int64_t lines);
 
 }  // namespace msmon

@@ -14,7 +14,8 @@ std::size_t complete_records_length(std::string_view data) {
         if (!in_quotes) {
             // Fast path: jump to the next quote or newline.
             const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-            const char* q = static_cast<const char*>(std::memchr(p, '"', static_cast<std::size_t>((nl ? nl : end) - p)));
+            const char* q =
+                static_cast<const char*>(std::memchr(p, '"', static_cast<std::size_t>((nl ? nl : end) - p)));
             if (q) {
                 in_quotes = true;
                 p = q + 1;

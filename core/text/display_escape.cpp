@@ -32,9 +32,8 @@ bool is_invisible_control(std::uint32_t cp) {
            cp == 0xFEFF || cp == 0x061C;
 }
 
-}  // namespace
-
-std::string escape_for_display(std::string_view text, std::size_t max_bytes) {
+// `message`: a line break and a tab stay, a backslash stays single (our own multi-line messages, read by people).
+std::string escape(std::string_view text, std::size_t max_bytes, bool message) {
     std::string out;
     const bool cut = text.size() > max_bytes;
     if (cut) {
@@ -54,7 +53,9 @@ std::string escape_for_display(std::string_view text, std::size_t max_bytes) {
             ++i;
             continue;
         }
-        if (is_invisible_control(cp)) {
+        if (message && (cp == '\n' || cp == '\t' || cp == '\\')) {
+            out += static_cast<char>(cp);
+        } else if (is_invisible_control(cp)) {
             if (cp == '\t') out += "\\t";
             else if (cp == '\n') out += "\\n";
             else if (cp == '\r') out += "\\r";
@@ -74,6 +75,16 @@ std::string escape_for_display(std::string_view text, std::size_t max_bytes) {
     }
     if (cut) out += "\xE2\x80\xA6";
     return out;
+}
+
+}  // namespace
+
+std::string escape_for_display(std::string_view text, std::size_t max_bytes) {
+    return escape(text, max_bytes, false);
+}
+
+std::string escape_for_terminal(std::string_view text) {
+    return escape(text, std::string_view::npos, true);
 }
 
 }  // namespace msmon

@@ -11,4 +11,8 @@ namespace msmon {
 // At most max_bytes of input are looked at; "…" marks a cut.
 std::string escape_for_display(std::string_view text, std::size_t max_bytes = std::string_view::npos);
 
+// A message for a terminal or a log (an error naming a path, a notice quoting a file): as escape_for_display, but
+// its line breaks, tabs and backslashes stay as they are. No escape sequence from a file gets through.
+std::string escape_for_terminal(std::string_view text);
+
 }  // namespace msmon

@@ -74,6 +74,17 @@ std::string format_double(double value) {
     return out;
 }
 
+std::string format_double_within(double value, int width) {
+    std::string exact = format_double(value);
+    if (static_cast<int>(exact.size()) <= width) return exact;
+    char buf[64];
+    for (int digits = 16; digits >= 1; --digits) {
+        const int n = std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+        if (n > 0 && n <= width) return std::string(buf, static_cast<std::size_t>(n));
+    }
+    return exact;  // no width fits even one digit: the exact text, wider than asked
+}
+
 std::string python_float_repr(double value) {
     if (std::isnan(value)) return "nan";
     if (std::isinf(value)) return value < 0 ? "-inf" : "inf";

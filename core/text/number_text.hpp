@@ -17,6 +17,9 @@ std::optional<std::int64_t> parse_int(std::string_view text);
 
 // Shortest text that parses back to the same double; "nan", "inf", "-inf" for non-finite values.
 std::string format_double(double value);
+// format_double(value) if it fits `width` characters, else the most significant digits that do (a table column:
+// 0.014499999999999999 shows as 0.0145, 123456789012345680 as 1.2345679e+17). Exact text is for CSV and JSON.
+std::string format_double_within(double value, int width);
 // Appends format_double(value) to out without a temporary allocation.
 void append_double(std::string& out, double value);
 

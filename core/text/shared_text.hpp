@@ -14,6 +14,8 @@ using SharedText = std::shared_ptr<const std::string>;
 SharedText share_text(std::string_view text);
 
 // Never a null view: an absent text reads as "" (SQLite binds a null pointer as NULL).
-inline std::string_view text_of(const SharedText& t) { return t ? std::string_view(*t) : std::string_view(""); }
+inline std::string_view text_of(const SharedText& t) {
+    return t ? std::string_view(*t) : std::string_view("");
+}
 
 }  // namespace msmon

@@ -1,13 +1,16 @@
-// Polling: list each watched folder every poll_ms and compare size, mtime and inode of its entries.
+// Polling: list each watched folder every poll_ms and compare size, mtime and inode of its entries (as hashes).
 #include <dirent.h>
 #include <poll.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
-#include <unordered_map>
+#include <string_view>
+#include <vector>
 
 #include "core/watch/change_watcher.hpp"
 #include "core/watch/wake_pipe.hpp"
@@ -16,36 +19,62 @@ namespace msmon {
 
 namespace {
 
-struct EntryState {
-    std::int64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    std::uint64_t ino = 0;
-    bool is_dir = false;
-    bool operator==(const EntryState&) const = default;
+// What one listing of a folder holds, 16 bytes per entry (200,000 files: 3 MB): each name's hash and a hash of
+// its size, mtime, inode and type, sorted by name hash. Names are kept only for sub-folders, the one removal the
+// engine acts on (a file that is gone needs nothing: its stored values stay).
+struct Entry {
+    std::uint64_t name_hash = 0;
+    std::uint64_t state_hash = 0;
+    bool operator<(const Entry& o) const { return name_hash < o.name_hash; }
+};
+struct DirSnapshot {
+    std::vector<Entry> entries;
+    std::vector<std::string> subdirs;
 };
 
-using DirSnapshot = std::unordered_map<std::string, EntryState>;
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
 
 // `err`: 0, or the errno of opening the folder. ENOENT/ENOTDIR mean it is gone; anything else (a folder that
-// denies reading) means it is still there.
-DirSnapshot list_dir(const std::string& dir, int& err) {
+// denies reading) means it is still there. `changed`, if given, gets the names whose state differs from `before`.
+DirSnapshot list_dir(const std::string& dir, int& err, const DirSnapshot* before = nullptr,
+                     std::vector<std::pair<std::string, bool>>* changed = nullptr) {
     DirSnapshot snap;
     DIR* d = ::opendir(dir.c_str());
     err = d ? 0 : errno;
     if (!d) return snap;
+    std::string path = dir + "/";
+    const std::size_t base = path.size();
     while (dirent* e = ::readdir(d)) {
-        std::string name = e->d_name;
+        const std::string_view name = e->d_name;
         if (name == "." || name == "..") continue;
+        path.resize(base);
+        path.append(name);
         struct stat st {};
-        if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
-        EntryState s;
-        s.is_dir = S_ISDIR(st.st_mode);
-        s.size = s.is_dir ? 0 : static_cast<std::int64_t>(st.st_size);
-        s.mtime_ns = s.is_dir ? 0 : static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-        s.ino = static_cast<std::uint64_t>(st.st_ino);
-        snap.emplace(std::move(name), s);
+        if (::stat(path.c_str(), &st) != 0) continue;
+        const bool is_dir = S_ISDIR(st.st_mode);
+        Entry entry;
+        entry.name_hash = std::hash<std::string_view>{}(name);
+        std::uint64_t h = mix(0, is_dir);
+        if (!is_dir) {
+            h = mix(h, static_cast<std::uint64_t>(st.st_size));
+            h = mix(h, static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ULL +
+                           static_cast<std::uint64_t>(st.st_mtim.tv_nsec));
+        }
+        entry.state_hash = mix(h, static_cast<std::uint64_t>(st.st_ino));
+        snap.entries.push_back(entry);
+        if (is_dir) snap.subdirs.emplace_back(name);
+        if (changed && before) {
+            const auto it = std::lower_bound(before->entries.begin(), before->entries.end(), entry);
+            if (it == before->entries.end() || it->name_hash != entry.name_hash || it->state_hash != entry.state_hash)
+                changed->emplace_back(std::string(name), is_dir);
+        }
     }
     ::closedir(d);
+    std::sort(snap.entries.begin(), snap.entries.end());
+    snap.entries.shrink_to_fit();
     return snap;
 }
 
@@ -90,21 +119,21 @@ public:
 private:
     void scan(std::vector<PathChange>& out) {
         std::vector<std::string> gone;
+        std::vector<std::pair<std::string, bool>> changed;
         for (auto& [dir, before] : dirs_) {
             int err = 0;
-            DirSnapshot now = list_dir(dir, err);
+            changed.clear();
+            DirSnapshot now = list_dir(dir, err, &before, &changed);
             if (err == ENOENT || err == ENOTDIR) {
                 gone.push_back(dir);
                 out.push_back({dir, "", true, true});
                 continue;
             }
             if (err != 0) continue;  // e.g. permission taken away: keep what we knew, look again next time
-            for (const auto& [name, st] : now) {
-                auto it = before.find(name);
-                if (it == before.end() || !(it->second == st)) out.push_back({dir, name, st.is_dir, false});
-            }
-            for (const auto& [name, st] : before)
-                if (!now.count(name)) out.push_back({dir, name, st.is_dir, true});
+            for (auto& [name, is_dir] : changed) out.push_back({dir, std::move(name), is_dir, false});
+            for (const auto& sub : before.subdirs)
+                if (std::find(now.subdirs.begin(), now.subdirs.end(), sub) == now.subdirs.end())
+                    out.push_back({dir, sub, true, true});
             before = std::move(now);
         }
         for (const auto& d : gone) dirs_.erase(d);
@@ -118,6 +147,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<ChangeWatcher> make_poll_watcher(int poll_ms) { return std::make_unique<PollWatcher>(poll_ms); }
+std::unique_ptr<ChangeWatcher> make_poll_watcher(int poll_ms) {
+    return std::make_unique<PollWatcher>(poll_ms);
+}
 
 }  // namespace msmon

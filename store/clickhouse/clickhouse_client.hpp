@@ -37,7 +37,7 @@ struct ClickHouseUnreachable : std::runtime_error {
 std::string ch_quote(std::string_view s);
 
 class ClickHouseClient {
-  public:
+public:
     explicit ClickHouseClient(ClickHouseTarget target,
                               std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
     // Runs `sql` (its result, e.g. FORMAT RowBinary, is returned whole). Throws ClickHouseError or
@@ -47,7 +47,7 @@ class ClickHouseClient {
     void insert(const std::string& table_and_columns, std::string_view rows) const;
     const ClickHouseTarget& target() const { return target_; }
 
-  private:
+private:
     std::string request(const std::string& sql, std::string_view body, bool gzip_body) const;
     ClickHouseTarget target_;
     HttpClient http_;

@@ -30,11 +30,9 @@ void read_node_detail_counts(const ClickHouseClient& client, const std::string& 
     into.issues = static_cast<std::int64_t>(r.u64());
 }
 
-std::vector<IssueRecord> read_node_issues(const ClickHouseClient& client, const std::string& job,
-                                          std::size_t limit) {
-    auto r = rows(client, "SELECT path, line, reason, excerpt FROM " + client.target().database +
-                              ".issues FINAL" + where_job(job) +
-                              " ORDER BY shipped DESC, id DESC, node LIMIT " + std::to_string(limit));
+std::vector<IssueRecord> read_node_issues(const ClickHouseClient& client, const std::string& job, std::size_t limit) {
+    auto r = rows(client, "SELECT path, line, reason, excerpt FROM " + client.target().database + ".issues FINAL" +
+                              where_job(job) + " ORDER BY shipped DESC, id DESC, node LIMIT " + std::to_string(limit));
     std::vector<IssueRecord> out;
     while (!r.at_end()) {
         IssueRecord i;
@@ -57,8 +55,8 @@ Reader::ModuleInfo read_module_info(const ClickHouseClient& client, const std::s
     // Every candidate at once, from each node's latest generation; the loop below picks as SQLite's does.
     auto r = rows(client, "SELECT module, structure, stack FROM " + db + ".modules FINAL" + where_job(job) +
                               " AND rank = " + std::to_string(rank) + " AND module IN (" + names +
-                              ") AND (node, generation) IN (SELECT node, max(generation) FROM " + db +
-                              ".modules" + where_job(job) + " GROUP BY node) ORDER BY node");
+                              ") AND (node, generation) IN (SELECT node, max(generation) FROM " + db + ".modules" +
+                              where_job(job) + " GROUP BY node) ORDER BY node");
     std::map<std::string, std::pair<std::string, std::string>> known;  // module → (structure, stack)
     while (!r.at_end()) {
         std::string module = r.str();

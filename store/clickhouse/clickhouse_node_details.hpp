@@ -16,8 +16,7 @@ void read_node_detail_counts(const ClickHouseClient& client, const std::string& 
 
 // The job's parse issues, newest first: by shipment time, then the node's issue id descending (the order
 // of each node's own store). Paths are as on their node: the node is not named.
-std::vector<IssueRecord> read_node_issues(const ClickHouseClient& client, const std::string& job,
-                                          std::size_t limit);
+std::vector<IssueRecord> read_node_issues(const ClickHouseClient& client, const std::string& job, std::size_t limit);
 
 // As Reader::module_info, over each node's latest module generation (a rank held by several nodes: the
 // first node by name answers).

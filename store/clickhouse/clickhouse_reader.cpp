@@ -9,13 +9,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <regex>
 #include <stdexcept>
 
 #include "core/layout/monitor_layout.hpp"
+#include "core/text/name_pattern.hpp"
+#include "store/clickhouse/clickhouse_node_details.hpp"
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "store/clickhouse/clickhouse_series.hpp"
-#include "store/clickhouse/clickhouse_node_details.hpp"
 #include "store/clickhouse/row_binary.hpp"
 #include "store/stored_rows.hpp"
 
@@ -30,9 +30,8 @@ std::string in_list(const std::vector<std::string>& values) {
 }
 
 class ClickHouseReader final : public Reader {
-  public:
-    ClickHouseReader(const ClickHouseTarget& target, std::string job)
-        : client_(target), job_(std::move(job)) {
+public:
+    ClickHouseReader(const ClickHouseTarget& target, std::string job) : client_(target), job_(std::move(job)) {
         db_ = target.database;
         ensure_clickhouse_schema(client_);  // a store an older agent made gets its series summary here
         if (job_.empty()) {
@@ -62,8 +61,8 @@ class ClickHouseReader final : public Reader {
             where += " AND name IN " + in_list(names);
         }
         RowBinaryReader r(
-            rows("SELECT rank, run, kind, vpp_stage, name, micro_step, step, op, is_text, value, text FROM " +
-                 db_ + ".points FINAL" + where + " ORDER BY rank, run, kind, tensor_ord, step, op_ord"));
+            rows("SELECT rank, run, kind, vpp_stage, name, micro_step, step, op, is_text, value, text FROM " + db_ +
+                 ".points FINAL" + where + " ORDER BY rank, run, kind, tensor_ord, step, op_ord"));
         std::map<std::string, std::int64_t> run_ids;
         Point p;
         std::string run, kind, vpp, name, op, text;
@@ -105,9 +104,7 @@ class ClickHouseReader final : public Reader {
         return s;  // repeats stay on each node (not shipped)
     }
 
-    std::vector<IssueRecord> issues(std::size_t limit) override {
-        return read_node_issues(client_, job_, limit);
-    }
+    std::vector<IssueRecord> issues(std::size_t limit) override { return read_node_issues(client_, job_, limit); }
 
     std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
         std::string where = where_job_;
@@ -116,8 +113,8 @@ class ClickHouseReader final : public Reader {
         if (filter.steps)
             where += " AND step BETWEEN " + std::to_string(filter.steps->min()) + " AND " +
                      std::to_string(filter.steps->max());
-        RowBinaryReader r(rows(std::string("SELECT ") + kAnomalySelect + " FROM " + db_ + ".anomalies FINAL" +
-                               where + " ORDER BY node, id"));
+        RowBinaryReader r(rows(std::string("SELECT ") + kAnomalySelect + " FROM " + db_ + ".anomalies FINAL" + where +
+                               " ORDER BY node, id"));
         std::vector<AnomalyRecord> out;
         while (!r.at_end()) {
             AnomalyRecord a = read_anomaly(r);
@@ -140,10 +137,10 @@ class ClickHouseReader final : public Reader {
         if (req.rank) where += " AND rank = " + std::to_string(*req.rank);
         if (req.name_regex) {
             std::vector<std::string> names;
-            const std::regex re(*req.name_regex, std::regex::ECMAScript | std::regex::optimize);
+            const NamePattern re = NamePattern::compile_or_throw(*req.name_regex);
             RowBinaryReader r(rows("SELECT DISTINCT name FROM " + db_ + ".anomalies" + where));
             while (!r.at_end())
-                if (std::string n = r.str(); std::regex_search(n, re)) names.push_back(std::move(n));
+                if (std::string n = r.str(); re.search(n)) names.push_back(std::move(n));
             if (names.empty()) return page;
             where += " AND name IN " + in_list(names);
         }
@@ -156,8 +153,8 @@ class ClickHouseReader final : public Reader {
             page.total_groups = static_cast<std::int64_t>(r.u64());
         }
         RowBinaryReader r(rows("SELECT face.1, face.2, n, g_first, g_last, best FROM (" + groups +
-                               ") ORDER BY best DESC, g_first, g_rank LIMIT " + std::to_string(req.limit) +
-                               " OFFSET " + std::to_string(req.offset)));
+                               ") ORDER BY best DESC, g_first, g_rank LIMIT " + std::to_string(req.limit) + " OFFSET " +
+                               std::to_string(req.offset)));
         std::vector<std::pair<std::string, std::int64_t>> faces;
         std::vector<AnomalyGroup> groups_out;
         while (!r.at_end()) {
@@ -200,9 +197,8 @@ class ClickHouseReader final : public Reader {
         }
         char score[40];
         std::snprintf(score, sizeof score, "%.17g", min_score);
-        RowBinaryReader r(rows("SELECT rank, step FROM " + db_ + ".anomalies FINAL" + where_job_ +
-                               " AND step >= " + std::to_string(from_step) +
-                               " GROUP BY rank, step HAVING max(score) >= " + score));
+        RowBinaryReader r(rows("SELECT rank, step FROM " + db_ + ".anomalies FINAL" + where_job_ + " AND step >= " +
+                               std::to_string(from_step) + " GROUP BY rank, step HAVING max(score) >= " + score));
         while (!r.at_end()) {
             const int rank = r.i32();
             m.marks.emplace_back(rank, r.i64());
@@ -211,9 +207,8 @@ class ClickHouseReader final : public Reader {
     }
 
     std::vector<EventRecord> events() override {
-        RowBinaryReader r(rows("SELECT run, rank, has_step, step, kind, time, message FROM " + db_ +
-                               ".events FINAL" + where_job_ +
-                               " ORDER BY has_step DESC, step, rank, node, id"));
+        RowBinaryReader r(rows("SELECT run, rank, has_step, step, kind, time, message FROM " + db_ + ".events FINAL" +
+                               where_job_ + " ORDER BY has_step DESC, step, rank, node, id"));
         std::vector<EventRecord> out;
         while (!r.at_end()) {
             EventRecord e;
@@ -251,8 +246,8 @@ class ClickHouseReader final : public Reader {
 
     std::vector<CheckpointRecord> checkpoints() override {
         // Each node's latest generation: its checkpoint table as last shipped.
-        RowBinaryReader r(rows("SELECT source_path, position, name, rank, epoch, step, times, healthy FROM " +
-                               db_ + ".checkpoints FINAL" + where_job_ +
+        RowBinaryReader r(rows("SELECT source_path, position, name, rank, epoch, step, times, healthy FROM " + db_ +
+                               ".checkpoints FINAL" + where_job_ +
                                " AND (node, generation) IN (SELECT node, "
                                "max(generation) FROM " +
                                db_ + ".checkpoints" + where_job_ +
@@ -286,12 +281,11 @@ class ClickHouseReader final : public Reader {
             }
         }
         {
-            RowBinaryReader r(
-                rows("SELECT DISTINCT rank FROM " + db_ + ".series" + where_job_ + " ORDER BY rank"));
+            RowBinaryReader r(rows("SELECT DISTINCT rank FROM " + db_ + ".series" + where_job_ + " ORDER BY rank"));
             while (!r.at_end()) c.ranks.push_back(r.i32());
         }
-        RowBinaryReader r(rows("SELECT minMerge(min_step), maxMerge(max_step), count() FROM " + db_ + ".series" +
-                               where_job_));
+        RowBinaryReader r(
+            rows("SELECT minMerge(min_step), maxMerge(max_step), count() FROM " + db_ + ".series" + where_job_));
         const std::int64_t lo = r.i64(), hi = r.i64();
         if (r.u64() > 0) {
             c.min_step = lo;
@@ -316,8 +310,7 @@ class ClickHouseReader final : public Reader {
     }
 
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
-        std::string where =
-            where_job_ + " AND kind = " + ch_quote(req.kind) + " AND op = " + ch_quote(req.op);
+        std::string where = where_job_ + " AND kind = " + ch_quote(req.kind) + " AND op = " + ch_quote(req.op);
         if (req.name_regex) {
             const auto names = matching_names(*req.name_regex, req.kind);
             if (names.empty()) return {};
@@ -325,7 +318,8 @@ class ClickHouseReader final : public Reader {
         }
         const auto rows_of = [this](const std::string& sql) { return rows(sql); };
         if (!req.name_regex)  // every parameter: the agents' per-rank step aggregates, one row per rank and step
-            return clickhouse_rank_series(rows_of, req, db_ + ".rank_steps FINAL" + where, db_ + ".series" + where, true);
+            return clickhouse_rank_series(rows_of, req, db_ + ".rank_steps FINAL" + where, db_ + ".series" + where,
+                                          true);
         return clickhouse_rank_series(rows_of, req, db_ + ".points FINAL" + where, db_ + ".series" + where, false);
     }
 
@@ -341,7 +335,7 @@ class ClickHouseReader final : public Reader {
         return out;
     }
 
-  private:
+private:
     static constexpr const char* kAnomalySelect =
         "source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, has_reference, reference, "
         "message, "
@@ -374,14 +368,13 @@ class ClickHouseReader final : public Reader {
         return a;
     }
 
-    std::vector<std::string> matching_names(const std::string& regex,
-                                            const std::optional<std::string>& kind) {
-        const std::regex re(regex, std::regex::ECMAScript | std::regex::optimize);
+    std::vector<std::string> matching_names(const std::string& regex, const std::optional<std::string>& kind) {
+        const NamePattern re = NamePattern::compile_or_throw(regex);
         RowBinaryReader r(rows("SELECT DISTINCT name FROM " + db_ + ".series" + where_job_ +
                                (kind ? " AND kind = " + ch_quote(*kind) : std::string())));
         std::vector<std::string> out;
         while (!r.at_end())
-            if (std::string n = r.str(); std::regex_search(n, re)) out.push_back(std::move(n));
+            if (std::string n = r.str(); re.search(n)) out.push_back(std::move(n));
         return out;
     }
 

@@ -13,6 +13,8 @@
 // module structure and stacks are, like checkpoints, a whole new generation when they change.
 #include "store/clickhouse/clickhouse_schema.hpp"
 
+#include "store/clickhouse/clickhouse_rules_sql.hpp"
+
 namespace msmon {
 
 std::string series_select(const std::string& db) {
@@ -56,8 +58,7 @@ std::vector<std::string> clickhouse_ddl(const std::string& db) {
             "op_ord AggregateFunction(min, UInt8), min_step AggregateFunction(min, Int64), "
             "max_step AggregateFunction(max, Int64)) "
             "ENGINE = AggregatingMergeTree() ORDER BY (job, kind, op, name, rank, is_text)",
-        "CREATE MATERIALIZED VIEW IF NOT EXISTS " + db + ".series_feed TO " + db + ".series AS " +
-            series_select(db),
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS " + db + ".series_feed TO " + db + ".series AS " + series_select(db),
         "CREATE TABLE IF NOT EXISTS " + db +
             ".rank_steps (job String, node String, rank Int32, kind String, op String, step Int64, acc Float64, "
             "n Int64, nans Int64, version UInt64) "
@@ -91,11 +92,9 @@ void ensure_clickhouse_schema(const ClickHouseClient& client) {
     // Likewise the per-rank step aggregates, worked out from points with rank_block's rules, at version 0: what
     // an agent ships later replaces them.
     if (!had_rank_steps)
-        client.query("INSERT INTO " + db + ".rank_steps SELECT job, node, rank, kind, op, step, multiIf(op = 'norm', "
-                     "sumIf(value * value, NOT isNaN(value)), op = 'max', maxIf(value, NOT isNaN(value)), op = 'min', "
-                     "minIf(value, NOT isNaN(value)), sumIf(value, NOT isNaN(value))), countIf(NOT isNaN(value)), "
-                     "countIf(isNaN(value)), 0 FROM " + db + ".points FINAL WHERE is_text = 0 "
-                     "GROUP BY job, node, rank, kind, op, step");
+        client.query("INSERT INTO " + db + ".rank_steps SELECT job, node, rank, kind, op, step, " +
+                     clickhouse_acc_by_op_sql() + ", countIf(NOT isNaN(value)), countIf(isNaN(value)), 0 FROM " + db +
+                     ".points FINAL WHERE is_text = 0 GROUP BY job, node, rank, kind, op, step");
 }
 
 }  // namespace msmon

@@ -18,8 +18,7 @@ inline constexpr const char* kAnomalyColumns =
     "job, node, spool, id, source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, "
     "has_reference, "
     "reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score";
-inline constexpr const char* kEventColumns =
-    "job, node, spool, id, run, rank, has_step, step, kind, time, message";
+inline constexpr const char* kEventColumns = "job, node, spool, id, run, rank, has_step, step, kind, time, message";
 inline constexpr const char* kRankStepColumns = "job, node, rank, kind, op, step, acc, n, nans, version";
 inline constexpr const char* kCheckpointColumns =
     "job, node, generation, source_path, position, name, rank, epoch, step, times, healthy";

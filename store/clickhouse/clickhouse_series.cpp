@@ -7,34 +7,20 @@
 #include <limits>
 #include <map>
 
+#include "store/clickhouse/clickhouse_rules_sql.hpp"
 #include "store/clickhouse/row_binary.hpp"
 
 namespace msmon {
 
 namespace {
 
-std::string value_expression(const std::string& op) {
-    std::string v;
-    if (op == "norm")
-        v = "sqrt(sq)";
-    else if (op == "max")
-        v = "mx";
-    else if (op == "min")
-        v = "mn";
-    else if (op == "nans")
-        v = "total";
-    else
-        v = "total / n";
-    return "if(nans > 0 OR n = 0, nan, " + v + ")";
-}
-
 std::string per_step_sql(const RankSeriesRequest& req, const std::string& from_where, const std::string& step_filter,
                          bool pre_aggregated) {
     if (pre_aggregated)  // rank_steps: acc is the sum of squares, max, min or sum as op says
-        return "SELECT rank, step, " + value_expression(req.op) +
+        return "SELECT rank, step, " + clickhouse_value_sql(req.op) +
                " AS v FROM (SELECT rank, step, nans, n, acc AS sq, acc AS mx, acc AS mn, acc AS total FROM " +
                from_where + step_filter + ")";
-    return "SELECT rank, step, " + value_expression(req.op) +
+    return "SELECT rank, step, " + clickhouse_value_sql(req.op) +
            " AS v FROM (SELECT rank, step, countIf(isNaN(value)) AS nans, countIf(NOT isNaN(value)) AS n, "
            "sumIf(value * value, NOT isNaN(value)) AS sq, maxIf(value, NOT isNaN(value)) AS mx, "
            "minIf(value, NOT isNaN(value)) AS mn, sumIf(value, NOT isNaN(value)) AS total FROM " +
@@ -109,18 +95,15 @@ std::vector<RankSeries> clickhouse_rank_series(const ClickHouseRows& rows, const
     // of a few steps per column, which are few rows anyway and where the per-column aggregates cost more than
     // they save (clickhouse_query_bench: 2,000 steps on 400 columns read 140 ms at every step, 401 ms reduced).
     const bool whole_run = !req.window.lo && !req.window.hi;
-    if (hi < lo || hi - lo >= std::numeric_limits<std::int64_t>::max() / (columns + 1) ||
+    if (hi < lo || !clickhouse_can_split(lo, hi, static_cast<int>(columns)) ||
         (whole_run && hi - lo + 1 <= kStepsPerColumnWorthReducing * columns)) {
         auto out = every_step(rows, per_step);
         reduce_series(out, req.window);
         return out;
     }
-    const std::string L = std::to_string(lo), H = std::to_string(hi), C = std::to_string(columns);
     const std::string cursor = req.window.keep_step ? "step <= " + std::to_string(*req.window.keep_step) : "0";
-    std::string sql = "SELECT rank, if(step < " + L + ", -1, if(step > " + H + ", " + C + ", intDiv((step - " + L +
-                      ") * " + C + ", " + std::to_string(hi - lo + 1) + "))) AS col";
-    for (const auto& p : kInside)
-        sql += std::string(", ") + p.exists + ", " + p.step + ", toFloat64(" + p.value + ")";
+    std::string sql = "SELECT rank, " + clickhouse_step_column_sql(lo, hi, static_cast<int>(columns)) + " AS col";
+    for (const auto& p : kInside) sql += std::string(", ") + p.exists + ", " + p.step + ", toFloat64(" + p.value + ")";
     sql += " FROM (SELECT rank, step, v, isFinite(v) AS fin, fin AND v > 0 AS pos, " + cursor + " AS at_cursor FROM (" +
            per_step + ")) GROUP BY rank, col ORDER BY rank, col";
     RowBinaryReader r(rows(sql));
@@ -152,18 +135,13 @@ std::vector<RankSeries> clickhouse_rank_series(const ClickHouseRows& rows, const
             const double v = r.f64();
             if (exists == 0) continue;
             bool keep;
-            if (i == kFirstAny)
-                keep = first_group;  // the rank's first point
+            if (i == kFirstAny) keep = first_group;  // the rank's first point
             else if (i == kLastAny)
                 keep = true;  // in a column, or the rank's last point (a left group's adds nothing drawn)
-            else if (i == kCursor)
-                keep = false;  // the latest over every group, added when the rank ends
-            else if (left)
-                keep = i == kLastFin || i == kLastPos;
-            else if (right)
-                keep = i == kFirstFin || i == kFirstPos;
-            else
-                keep = true;
+            else if (i == kCursor) keep = false;  // the latest over every group, added when the rank ends
+            else if (left) keep = i == kLastFin || i == kLastPos;
+            else if (right) keep = i == kFirstFin || i == kFirstPos;
+            else keep = true;
             if (i == kCursor && step >= cursor_step) cursor_step = step, cursor_value = v, has_cursor = true;
             if (keep) kept[step] = v;
         }

@@ -37,8 +37,7 @@ void ClickHouseShipper::reconcile() {
     ensure_clickhouse_schema(client_);
     SpoolMark& m = *mark_;
     const std::string db = options_.target.database;
-    const std::string mine =
-        " WHERE job = " + ch_quote(options_.job) + " AND node = " + ch_quote(options_.node);
+    const std::string mine = " WHERE job = " + ch_quote(options_.job) + " AND node = " + ch_quote(options_.node);
     const std::string spool = " AND spool = " + std::to_string(m.spool);
     bool moved = false;
     auto raise = [&](std::int64_t& mark, std::int64_t landed) {
@@ -49,8 +48,7 @@ void ClickHouseShipper::reconcile() {
     };
     const std::int64_t before = m.points_seq;
     raise(m.points_seq, scalar(client_, "SELECT max(seq) FROM " + db + ".points" + mine + spool));
-    if (m.points_seq > before)
-        counters_.skipped_as_landed += static_cast<std::uint64_t>(m.points_seq - before);
+    if (m.points_seq > before) counters_.skipped_as_landed += static_cast<std::uint64_t>(m.points_seq - before);
     raise(m.anomaly_id, scalar(client_, "SELECT max(id) FROM " + db + ".anomalies" + mine + spool));
     raise(m.event_id, scalar(client_, "SELECT max(id) FROM " + db + ".events" + mine + spool));
     const std::int64_t gen = scalar(client_, "SELECT max(generation) FROM " + db + ".checkpoints" + mine);
@@ -83,28 +81,27 @@ bool ClickHouseShipper::ship_points() {
     std::size_t n = 0;
     const std::string job = options_.job, node = options_.node;
     std::set<RankStepKey> touched;
-    const std::int64_t last =
-        spool_.points_after(m.points_seq, options_.max_values, [&](const SpoolPoint& p) {
-            if (!p.is_text) touched.insert({std::string(p.kind), std::string(p.op), p.rank, p.step});
-            w.str(job);
-            w.str(node);
-            w.u64(m.spool);
-            w.u64(static_cast<std::uint64_t>(p.seq));
-            w.i32(p.rank);
-            w.str(p.run);
-            w.str(p.kind);
-            w.str(p.vpp_stage);
-            w.str(p.name);
-            w.i64(p.micro_step);
-            w.i64(p.step);
-            w.str(p.op);
-            w.u8(static_cast<std::uint8_t>(p.op_ord));
-            w.u64(static_cast<std::uint64_t>(p.tensor_id));
-            w.u8(p.is_text ? 1 : 0);
-            w.f64(p.value);
-            w.str(p.text);
-            ++n;
-        });
+    const std::int64_t last = spool_.points_after(m.points_seq, options_.max_values, [&](const SpoolPoint& p) {
+        if (!p.is_text) touched.insert({std::string(p.kind), std::string(p.op), p.rank, p.step});
+        w.str(job);
+        w.str(node);
+        w.u64(m.spool);
+        w.u64(static_cast<std::uint64_t>(p.seq));
+        w.i32(p.rank);
+        w.str(p.run);
+        w.str(p.kind);
+        w.str(p.vpp_stage);
+        w.str(p.name);
+        w.i64(p.micro_step);
+        w.i64(p.step);
+        w.str(p.op);
+        w.u8(static_cast<std::uint8_t>(p.op_ord));
+        w.u64(static_cast<std::uint64_t>(p.tensor_id));
+        w.u8(p.is_text ? 1 : 0);
+        w.f64(p.value);
+        w.str(p.text);
+        ++n;
+    });
     if (last == m.points_seq) return false;
     // The touched steps' aggregates first: if the points then fail, both are sent again; the other order could
     // leave points acknowledged and their aggregates never sent.

@@ -36,12 +36,11 @@ struct ShipperCounters {
     std::atomic<std::uint64_t> values{0};   // points acknowledged by ClickHouse
     std::atomic<std::uint64_t> inserts{0};  // INSERTs acknowledged
     std::atomic<std::uint64_t> failures{0};
-    std::atomic<std::uint64_t> skipped_as_landed{
-        0};  // journal entries found already in ClickHouse at reconcile
+    std::atomic<std::uint64_t> skipped_as_landed{0};  // journal entries found already in ClickHouse at reconcile
 };
 
 class ClickHouseShipper {
-  public:
+public:
     ClickHouseShipper(const std::string& store_path, ShipperOptions options);
 
     // What the spool records as its destination for these options.
@@ -53,7 +52,7 @@ class ClickHouseShipper {
 
     const ShipperCounters& counters() const { return counters_; }
 
-  private:
+private:
     void reconcile();
     bool ship_points();
     void ship_rank_steps(const std::set<RankStepKey>& touched);

@@ -19,7 +19,7 @@ namespace msmon {
 namespace {
 
 class Socket {
-  public:
+public:
     explicit Socket(int fd) : fd_(fd) {}
     ~Socket() {
         if (fd_ >= 0) ::close(fd_);
@@ -28,7 +28,7 @@ class Socket {
     Socket& operator=(const Socket&) = delete;
     int fd() const { return fd_; }
 
-  private:
+private:
     int fd_;
 };
 
@@ -39,8 +39,8 @@ std::string errno_text(const char* what) {
 // Waits until `fd` is ready for `events` or the deadline passes.
 bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point deadline, std::string& error) {
     while (true) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             error = "timed out";
             return false;
@@ -55,8 +55,7 @@ bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point dead
     }
 }
 
-int connect_to(const std::string& host, int port, std::chrono::steady_clock::time_point deadline,
-               std::string& error) {
+int connect_to(const std::string& host, int port, std::chrono::steady_clock::time_point deadline, std::string& error) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -90,8 +89,7 @@ int connect_to(const std::string& host, int port, std::chrono::steady_clock::tim
     return fd;
 }
 
-bool send_all(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline,
-              std::string& error) {
+bool send_all(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline, std::string& error) {
     while (!data.empty()) {
         const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
         if (n > 0) {
@@ -202,11 +200,11 @@ HttpResponse HttpClient::request(const char* method, const std::string& target, 
         compressed = gzip_compress(body);
         body = compressed;
     }
-    std::string head =
-        std::string(method) + " " + target + " HTTP/1.1\r\nHost: " + host_ + ":" + std::to_string(port_) +
-        "\r\nConnection: close\r\nAccept-Encoding: gzip\r\nContent-Type: application/octet-stream\r\n"
-        "Content-Length: " +
-        std::to_string(body.size()) + "\r\n";
+    std::string head = std::string(method) + " " + target + " HTTP/1.1\r\nHost: " + host_ + ":" +
+                       std::to_string(port_) +
+                       "\r\nConnection: close\r\nAccept-Encoding: gzip\r\nContent-Type: application/octet-stream\r\n"
+                       "Content-Length: " +
+                       std::to_string(body.size()) + "\r\n";
     if (gzip_body) head += "Content-Encoding: gzip\r\n";
     head += "\r\n";
     const int fd = connect_to(host_, port_, deadline, r.error);
@@ -219,8 +217,7 @@ HttpResponse HttpClient::request(const char* method, const std::string& target, 
     if (!parse_response(raw, r)) {
         r.status = 0;
         r.body.clear();
-        r.error =
-            raw.empty() ? "connection closed without a response" : "malformed or truncated HTTP response";
+        r.error = raw.empty() ? "connection closed without a response" : "malformed or truncated HTTP response";
     }
     return r;
 }
@@ -262,8 +259,8 @@ std::string url_encode(std::string_view text) {
     static const char* hex = "0123456789ABCDEF";
     std::string out;
     for (const unsigned char c : text) {
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '_' || c == '.' || c == '~') {
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+            c == '.' || c == '~') {
             out.push_back(static_cast<char>(c));
         } else {
             out.push_back('%');

@@ -14,7 +14,7 @@ struct HttpResponse {
 };
 
 class HttpClient {
-  public:
+public:
     HttpClient(std::string host, int port, std::chrono::milliseconds timeout);
 
     // POSTs `body` to `target` ("/?query=..."). With gzip_body the body is sent gzip-compressed
@@ -26,9 +26,8 @@ class HttpClient {
     const std::string& host() const { return host_; }
     int port() const { return port_; }
 
-  private:
-    HttpResponse request(const char* method, const std::string& target, std::string_view body,
-                         bool gzip_body) const;
+private:
+    HttpResponse request(const char* method, const std::string& target, std::string_view body, bool gzip_body) const;
     std::string host_;
     int port_;
     std::chrono::milliseconds timeout_;

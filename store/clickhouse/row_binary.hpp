@@ -11,7 +11,7 @@
 namespace msmon {
 
 class RowBinaryWriter {
-  public:
+public:
     void i32(std::int32_t v) { raw(&v, sizeof v); }
     void i64(std::int64_t v) { raw(&v, sizeof v); }
     void u8(std::uint8_t v) { raw(&v, sizeof v); }
@@ -31,7 +31,7 @@ class RowBinaryWriter {
     std::size_t size() const { return out_.size(); }
     void clear() { out_.clear(); }
 
-  private:
+private:
     void raw(const void* p, std::size_t n) { out_.append(static_cast<const char*>(p), n); }  // x86/ARM: LE
     std::string out_;
 };
@@ -39,7 +39,7 @@ class RowBinaryWriter {
 // Reads RowBinary rows from the text it owns (a query's whole result); throws std::runtime_error on truncated
 // input.
 class RowBinaryReader {
-  public:
+public:
     explicit RowBinaryReader(std::string data) : data_(std::move(data)) {}
     RowBinaryReader(const RowBinaryReader&) = delete;
     RowBinaryReader& operator=(const RowBinaryReader&) = delete;
@@ -63,7 +63,7 @@ class RowBinaryReader {
         return s;
     }
 
-  private:
+private:
     // GCC 12 reports the inlined std::string's SSO length as maybe-uninitialized here (a false positive of
     // the same family as bug 105329); the string is always constructed.
 #if defined(__GNUC__) && !defined(__clang__)

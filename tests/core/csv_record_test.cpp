@@ -100,8 +100,7 @@ TEST(CsvRecord, cursor_keeps_multi_line_quoted_record_whole_and_counts_physical_
     ASSERT_EQ(records.size(), 3u);
     EXPECT_EQ(records[0].record, "module_name,stack_info");
     EXPECT_EQ(records[0].lines, 1u);
-    EXPECT_EQ(records[1].record,
-              "0:mlp,\"File a.py, line 1, in f, \n x = 1 \nFile b.py, line 2, in g, \n y() \n\"");
+    EXPECT_EQ(records[1].record, "0:mlp,\"File a.py, line 1, in f, \n x = 1 \nFile b.py, line 2, in g, \n y() \n\"");
     EXPECT_EQ(records[1].lines, 5u);
     EXPECT_EQ(records[2].record, "0:attn,\"one\"");
     EXPECT_EQ(records[2].lines, 1u);
@@ -171,8 +170,7 @@ TEST(CsvRecord, field_views_stay_valid_across_many_quoted_fields) {
 }
 
 TEST(CsvRecord, malformed_quotes_are_rejected) {
-    for (const char* bad :
-         {"\"abc", "a,\"b", "\"a\"b,c", "a\"b,c", "x,y\"", "\"a\" ,b", "\"a\"\"", "a,\"b\"c"}) {
+    for (const char* bad : {"\"abc", "a,\"b", "\"a\"b,c", "a\"b,c", "x,y\"", "\"a\" ,b", "\"a\"\"", "a,\"b\"c"}) {
         bool ok = true;
         split(bad, ok);
         EXPECT_FALSE(ok) << "accepted: " << bad;
@@ -212,8 +210,7 @@ TEST(CsvRecord, append_field_quotes_per_rfc4180) {
 }
 
 TEST(CsvRecord, appended_fields_split_back_to_the_originals) {
-    const std::vector<std::string> fields = {"0",    "", "a,b", "\"q\"", "multi\nline\r\n", "[4096, 1, 1024]",
-                                             "plain"};
+    const std::vector<std::string> fields = {"0", "", "a,b", "\"q\"", "multi\nline\r\n", "[4096, 1, 1024]", "plain"};
     std::string record;
     for (std::size_t i = 0; i < fields.size(); ++i) {
         if (i) record += ",";

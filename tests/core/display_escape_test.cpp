@@ -30,8 +30,8 @@ bool decode_utf8(std::string_view s, std::u32string& out) {
             if ((b & 0xC0) != 0x80) return false;
             cp = (cp << 6) | (b & 0x3Fu);
         }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
             return false;
         out.push_back(cp);
         i += len;
@@ -48,19 +48,16 @@ bool is_dangerous(std::uint32_t cp) {
 void expect_terminal_safe(std::string_view input, const std::string& out) {
     for (char c : out) {
         const auto b = static_cast<unsigned char>(c);
-        ASSERT_FALSE(b < 0x20 || b == 0x7F)
-            << "raw control byte in output for input of " << input.size() << " bytes";
+        ASSERT_FALSE(b < 0x20 || b == 0x7F) << "raw control byte in output for input of " << input.size() << " bytes";
     }
     std::u32string cps;
     ASSERT_TRUE(decode_utf8(out, cps)) << "output is not valid UTF-8";
     for (char32_t cp : cps)
-        ASSERT_FALSE(is_dangerous(cp))
-            << "dangerous code point U+" << std::hex << static_cast<std::uint32_t>(cp);
+        ASSERT_FALSE(is_dangerous(cp)) << "dangerous code point U+" << std::hex << static_cast<std::uint32_t>(cp);
 }
 
 TEST(DisplayEscape, printable_ascii_is_kept) {
-    EXPECT_EQ(escape_for_display("module.decoder.layers.0.mlp [4096, 1]"),
-              "module.decoder.layers.0.mlp [4096, 1]");
+    EXPECT_EQ(escape_for_display("module.decoder.layers.0.mlp [4096, 1]"), "module.decoder.layers.0.mlp [4096, 1]");
     EXPECT_EQ(escape_for_display(""), "");
 }
 

@@ -24,6 +24,7 @@ using namespace std::string_literals;
 class NoStore final : public IngestStore {
 public:
     IngestSnapshot load_snapshot() override { return {}; }
+    std::optional<FileProgress> load_file(const std::string&) override { return std::nullopt; }
     std::vector<TensorInfo> load_tensors(std::int64_t) override { return {}; }
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>&) override { return {}; }
     std::vector<StoredSample> load_samples(const std::string&, std::int64_t, std::int64_t) override { return {}; }
@@ -75,8 +76,10 @@ TEST(FuzzRegression, event_file_tag_that_is_not_utf8_keeps_its_plugin_across_a_r
     KeyRegistry keys(store, IngestSnapshot{});
     RecordBatch batch;
     TrackedFile f = event_file(keys, batch);
-    const std::string first = frame_record(encode_summary_event(1.0, 0, {{tag, TfValueSpec::Form::text, 0, "a", true}}));
-    const std::string second = frame_record(encode_summary_event(2.0, 1, {{tag, TfValueSpec::Form::text, 0, "b", false}}));
+    const std::string first =
+        frame_record(encode_summary_event(1.0, 0, {{tag, TfValueSpec::Form::text, 0, "a", true}}));
+    const std::string second =
+        frame_record(encode_summary_event(2.0, 1, {{tag, TfValueSpec::Form::text, 0, "b", false}}));
     {
         EventFileConsumer consumer(keys);
         ASSERT_NO_THROW(consumer.consume(f, first, batch, 1u << 20));
@@ -156,8 +159,9 @@ TEST(FuzzRegression, health_fields_of_the_wrong_type_read_as_absent) {
 
 // Found with the harness of fuzz/mindformers_log_fuzz: (epoch - 1) * steps_per_epoch overflowed int64 (UBSan).
 TEST(FuzzRegression, step_numbers_whose_global_step_overflows_are_rejected) {
-    EXPECT_FALSE(parse_step_line("{ Epoch:[9223372036854775807/1], step:[ 1/9223372036854775807], loss: 1.0, "
-                                 "per_step_time: 1ms, overflow cond: False, loss_scale: 1.0, global_norm: 1.0"));
+    EXPECT_FALSE(
+        parse_step_line("{ Epoch:[9223372036854775807/1], step:[ 1/9223372036854775807], loss: 1.0, "
+                        "per_step_time: 1ms, overflow cond: False, loss_scale: 1.0, global_norm: 1.0"));
     EXPECT_FALSE(parse_tsm_line("Epoch:[9223372036854775807/1], step:[1/9223372036854775807] x: 1"));
     const auto ok = parse_tsm_line("Epoch:[3/9], step:[4/100] x: 1");
     ASSERT_TRUE(ok);
@@ -178,8 +182,10 @@ TEST(FuzzRegression, long_lines_do_not_overflow_the_stack_in_std_regex) {
     EXPECT_FALSE(parse_tsm_line("Epoch:[1/1], step:[1/1] " + std::string(300000, 't') + ": 1"));
 
     const std::string long_tail(300000, 'x');
-    EXPECT_FALSE(parse_step_line("{ Epoch:[1/1], step:[1/1], loss: 1.0, per_step_time: 1ms, overflow cond: False, "
-                                 "loss_scale: 1.0, global_norm: " + long_tail));
+    EXPECT_FALSE(
+        parse_step_line("{ Epoch:[1/1], step:[1/1], loss: 1.0, per_step_time: 1ms, overflow cond: False, "
+                        "loss_scale: 1.0, global_norm: " +
+                        long_tail));
     EXPECT_FALSE(parse_skip_line("opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: " + long_tail));
     EXPECT_FALSE(parse_spike_line("Current global norm " + long_tail));
     EXPECT_EQ(parse_log_head("[WARNING] ME(1:2,MainProcess):2026-07-14-06:47:00.610.000 [a.py:1] " + long_tail).prefix,

@@ -42,6 +42,29 @@ TEST(Incidents, a_nan_spreading_over_modules_ranks_and_steps_is_one_incident_wit
     EXPECT_EQ(incidents[1].origin, 6u);
 }
 
+TEST(Incidents, a_drift_found_on_each_rank_at_its_own_step_is_one_incident_beside_a_spike_amid_it) {
+    // Each rank's median crosses the threshold at its own step (the simulator's drift_8r: 141 .. 160), and a
+    // spike at step 150 is an event of its own; a drift found 200 steps later is another slow growth.
+    std::vector<AnomalyRecord> list = {
+        anomaly("detected", "Drift", 0, 160, "grad_unreduced", 20, 62, "layers.1.fc2.weight"),
+        anomaly("detected", "Drift", 6, 141, "actv", 7, 62, "layers.1.fc2.output"),
+        anomaly("detected", "Drift", 2, 155, "grad_unreduced", 20, 62, "layers.1.fc2.weight"),
+        anomaly("detected", "Jump", 3, 150, "grad_unreduced", 5, 80),
+        anomaly("detected", "Jump", 3, 151, "exp_avg", 5, 70),
+        anomaly("detected", "Drift", 1, 400, "actv", 9, 60, "layers.3.fc1.output"),
+    };
+    const auto incidents = group_incidents(list);
+    ASSERT_EQ(incidents.size(), 3u);
+    EXPECT_EQ(list[incidents[0].origin].rule, "Jump");  // the most severe first
+    EXPECT_EQ(incidents[0].members.size(), 2u);
+    EXPECT_EQ(list[incidents[1].origin].name, "layers.1.fc2.output");
+    EXPECT_EQ(incidents[1].members.size(), 3u);
+    EXPECT_EQ(incidents[1].first_step, 141);
+    EXPECT_EQ(incidents[1].last_step, 160);
+    EXPECT_EQ(incidents[1].ranks, (std::vector<int>{0, 2, 6}));
+    EXPECT_EQ(list[incidents[2].origin].name, "layers.3.fc1.output");
+}
+
 TEST(Incidents, the_origin_is_the_earliest_severe_member_not_noise_that_comes_first) {
     std::vector<AnomalyRecord> list = {
         anomaly("msprobe", "AnomalyTurbulence", 2, 44, "actv", 0, 2),  // a mean near zero: noise
@@ -57,7 +80,8 @@ TEST(Incidents, the_origin_is_the_earliest_severe_member_not_noise_that_comes_fi
 
 TEST(Incidents, msprobe_dumps_do_not_chain_steps_and_severity_orders_incidents) {
     std::vector<AnomalyRecord> list;
-    for (int step = 0; step < 10; ++step) list.push_back(anomaly("msprobe", "AnomalyTurbulence", 0, step, "actv", 1, 2));
+    for (int step = 0; step < 10; ++step)
+        list.push_back(anomaly("msprobe", "AnomalyTurbulence", 0, step, "actv", 1, 2));
     list.push_back(anomaly("detected", "Jump", 1, 7, "grad_reduced", 1, 90));
     const auto incidents = group_incidents(list);
     EXPECT_EQ(incidents.size(), 10u);

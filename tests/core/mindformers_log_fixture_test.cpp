@@ -1,7 +1,5 @@
 // The rendered MindFormers fixtures (../shared/fixtures/mindformers-rendered, spec §7), parsed line by line with
 // the exact values of each record.
-#include "core/parse/mindformers_log.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/parse/mindformers_log.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon {
 namespace {
-
 
 std::vector<std::string> fixture_lines(const std::string& name) {
     std::istringstream in(test::read_file(test::shared_dir() + "/fixtures/mindformers-rendered/" + name));
@@ -193,8 +191,7 @@ TEST(MindFormersLog, rendered_rank_info_log_parses_line_by_line) {
         EXPECT_EQ(tsm[i].tag, expected[i].first) << "TSM line " << i;
         EXPECT_EQ(tsm[i].global_step, 10) << "TSM line " << i;
         ASSERT_EQ(tsm[i].values.size(), 1u) << "TSM line " << i;
-        EXPECT_EQ(tsm[i].values[0], expected[i].second)
-            << "TSM line " << i << " (" << expected[i].first << ")";
+        EXPECT_EQ(tsm[i].values[0], expected[i].second) << "TSM line " << i << " (" << expected[i].first << ")";
     }
 }
 

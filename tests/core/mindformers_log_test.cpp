@@ -116,9 +116,8 @@ TEST(MindFormersLog, stdout_level_is_the_first_marker_even_when_the_message_quot
         "2026-07-24 10:05:50,000 - mindformers/out/log[mindformers/x.py:1] - INFO - hello");
     EXPECT_EQ(h.prefix, LogPrefix::stdout_sink);
     EXPECT_EQ(h.level, "WARNING");
-    EXPECT_EQ(
-        h.message,
-        "copied line: 2026-07-24 10:05:50,000 - mindformers/out/log[mindformers/x.py:1] - INFO - hello");
+    EXPECT_EQ(h.message,
+              "copied line: 2026-07-24 10:05:50,000 - mindformers/out/log[mindformers/x.py:1] - INFO - hello");
 }
 
 TEST(MindFormersLog, mindspore_python_and_glog_lines) {
@@ -139,8 +138,8 @@ TEST(MindFormersLog, mindspore_python_and_glog_lines) {
     EXPECT_EQ(cc.time, "2026-07-14-06:47:29.883.643");
     EXPECT_EQ(cc.message, "ClearIsolatedNodes] Some side effect nodes ...");
 
-    const auto err = parse_log_head(
-        "[ERROR] ME(9:ab,MainProcess):2026-07-14-06:47:00.610.000 [mindspore/train/model.py:1] boom");
+    const auto err =
+        parse_log_head("[ERROR] ME(9:ab,MainProcess):2026-07-14-06:47:00.610.000 [mindspore/train/model.py:1] boom");
     EXPECT_EQ(err.prefix, LogPrefix::mindspore);
     EXPECT_EQ(err.level, "ERROR");
     EXPECT_EQ(err.message, "boom");
@@ -440,14 +439,12 @@ TEST(MindFormersLog, tsm_scalar_tags_keep_their_full_names) {
         {"Epoch:[  1/  2], step:[   10/ 6500] adam_v_norm/model.layers.0.attention.wq.weight: "
          "3.1852999882175936e-07",
          "adam_v_norm/model.layers.0.attention.wq.weight", 3.1852999882175936e-07},
-        {"Epoch:[  1/  2], step:[   10/ 6500] weight_norm: 1203.8817138671875", "weight_norm",
-         1203.8817138671875},
-        {"Epoch:[  1/  2], step:[   10/ 6500] throughput_linearity: 0.9926543577526307",
-         "throughput_linearity", 0.9926543577526307},
-        {"Epoch:[  1/  2], step:[   10/ 6500] device_accum_local_lm_loss: 14.247312",
-         "device_accum_local_lm_loss", 14.247312},
-        {"Epoch:[  1/  2], step:[   10/ 6500] max_attention_logit/max: 13.25", "max_attention_logit/max",
-         13.25},
+        {"Epoch:[  1/  2], step:[   10/ 6500] weight_norm: 1203.8817138671875", "weight_norm", 1203.8817138671875},
+        {"Epoch:[  1/  2], step:[   10/ 6500] throughput_linearity: 0.9926543577526307", "throughput_linearity",
+         0.9926543577526307},
+        {"Epoch:[  1/  2], step:[   10/ 6500] device_accum_local_lm_loss: 14.247312", "device_accum_local_lm_loss",
+         14.247312},
+        {"Epoch:[  1/  2], step:[   10/ 6500] max_attention_logit/max: 13.25", "max_attention_logit/max", 13.25},
         {"Epoch:[  1/  2], step:[   10/ 6500] "
          "weight_stable_rank/model.layers.0.attention.wq.weight/expert_max: "
          "3.5",
@@ -470,8 +467,8 @@ TEST(MindFormersLog, tsm_micro_local_loss_is_a_one_element_list) {
 }
 
 TEST(MindFormersLog, tsm_list_values) {
-    const auto t = tsm_ok(
-        "Epoch:[  1/  2], step:[   10/ 6500] max_attention_logit/model.layers.0.attention: [12.5, 13.25]");
+    const auto t =
+        tsm_ok("Epoch:[  1/  2], step:[   10/ 6500] max_attention_logit/model.layers.0.attention: [12.5, 13.25]");
     EXPECT_EQ(t.tag, "max_attention_logit/model.layers.0.attention");
     EXPECT_EQ(t.values, (std::vector<double>{12.5, 13.25}));
 
@@ -484,18 +481,16 @@ TEST(MindFormersLog, tsm_list_values) {
 }
 
 TEST(MindFormersLog, tsm_global_step_counts_earlier_epochs_and_old_four_decimal_values) {
-    const auto t =
-        tsm_ok("Epoch:[  3/  4], step:[    7/  100] local_norm/model.layers.0.attention.wq.weight: 0.0187");
+    const auto t = tsm_ok("Epoch:[  3/  4], step:[    7/  100] local_norm/model.layers.0.attention.wq.weight: 0.0187");
     EXPECT_EQ(t.global_step, 2 * 100 + 7);
     EXPECT_EQ(t.tag, "local_norm/model.layers.0.attention.wq.weight");
     EXPECT_EQ(t.values, (std::vector<double>{0.0187}));
 }
 
 TEST(MindFormersLog, tsm_parser_rejects_step_lines_and_text_values) {
-    EXPECT_FALSE(
-        parse_tsm_line("{ Epoch:[  1/  2], step:[  120/ 6500], loss: 2.345678, per_step_time: 1752ms, "
-                       "overflow cond: False, loss_scale: 1.0, global_norm: None")
-            .has_value());
+    EXPECT_FALSE(parse_tsm_line("{ Epoch:[  1/  2], step:[  120/ 6500], loss: 2.345678, per_step_time: 1752ms, "
+                                "overflow cond: False, loss_scale: 1.0, global_norm: None")
+                     .has_value());
     EXPECT_FALSE(parse_tsm_line("Epoch:[  1/  2], step:[   10/ 6500] note: hello").has_value());
     EXPECT_FALSE(parse_tsm_line("Epoch:[  1/  2], step:[   10/ 6500]").has_value());
     EXPECT_FALSE(parse_tsm_line("Will be Training epochs:2, sink_size:1").has_value());
@@ -504,15 +499,13 @@ TEST(MindFormersLog, tsm_parser_rejects_step_lines_and_text_values) {
 // ---- data skip (§4.2) ----
 
 TEST(MindFormersLog, skip_line) {
-    const auto s =
-        parse_skip_line("opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]");
+    const auto s = parse_skip_line("opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]");
     ASSERT_TRUE(s.has_value());
     EXPECT_EQ(s->opt_global_step, 0);
     EXPECT_DOUBLE_EQ(s->threshold, 3.0);
     EXPECT_TRUE(s->is_skip);
 
-    const auto later =
-        parse_skip_line("opt_global_step: 1234, skip_data_grad_norm_threshold: 2.5, is_skip: [ True]");
+    const auto later = parse_skip_line("opt_global_step: 1234, skip_data_grad_norm_threshold: 2.5, is_skip: [ True]");
     ASSERT_TRUE(later.has_value());
     EXPECT_EQ(later->opt_global_step, 1234);
     EXPECT_DOUBLE_EQ(later->threshold, 2.5);
@@ -565,8 +558,7 @@ TEST(MindFormersLog, embedding_local_norm_on_stage_zero_and_other_stages) {
 
 TEST(MindFormersLog, partial_loss_warnings) {
     EXPECT_TRUE(is_partial_loss_warning("pipeline stages: 2 > 1, the loss on the last card is valid."));
-    EXPECT_TRUE(
-        is_partial_loss_warning("micro_batch_interleave_num: 2 > 1, multiple copies in parallel is open."));
+    EXPECT_TRUE(is_partial_loss_warning("micro_batch_interleave_num: 2 > 1, multiple copies in parallel is open."));
     EXPECT_TRUE(is_partial_loss_warning("When zero_bubble_v is enabled, loss is valid only on rank 0"));
     EXPECT_FALSE(is_partial_loss_warning("Running MindFormers in GRAPH_MODE."));
 }

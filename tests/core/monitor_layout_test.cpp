@@ -17,10 +17,8 @@ TEST(MonitorLayout, run_dir_name_splits_into_time_rank_and_uid) {
 }
 
 TEST(MonitorLayout, run_dir_name_accepts_every_month_and_ranks_up_to_five_digits) {
-    for (const char* month :
-         {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}) {
-        EXPECT_TRUE(parse_run_dir_name(std::string(month) + "03_21-34-40-rank1-1a2b3c4d").has_value())
-            << month;
+    for (const char* month : {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}) {
+        EXPECT_TRUE(parse_run_dir_name(std::string(month) + "03_21-34-40-rank1-1a2b3c4d").has_value()) << month;
     }
     auto r = parse_run_dir_name("Dec03_21-34-40-rank12345-abcdef09");
     ASSERT_TRUE(r.has_value());
@@ -64,8 +62,8 @@ TEST(MonitorLayout, v2_rank_dir_name_gives_the_rank) {
 }
 
 TEST(MonitorLayout, v2_rank_dir_name_rejects_other_names) {
-    for (const char* bad : {"rank_", "rank0", "rank_a", "rank_-1", "rank_+1", "rank_1x", "Rank_1",
-                            "rank_1234567", "xrank_1", ""}) {
+    for (const char* bad :
+         {"rank_", "rank0", "rank_a", "rank_-1", "rank_+1", "rank_1x", "Rank_1", "rank_1234567", "xrank_1", ""}) {
         EXPECT_FALSE(parse_v2_rank_dir_name(bad).has_value()) << "accepted '" << bad << "'";
     }
 }
@@ -125,11 +123,11 @@ TEST(MonitorLayout, v1_csv_name_recognises_stack_info) {
 }
 
 TEST(MonitorLayout, v1_csv_name_rejects_unknown_prefixes_and_bad_ranges) {
-    for (const char* bad : {"grad_reduced_5.csv", "foo_0-4.csv", "grad_0-4.csv", "mbs_0-4.csv", "cc_0-4.csv",
-                            "actv_grads_0-4.csv", "grad_reduced_0-4.txt", "grad_reduced_0-4",
-                            "grad_reduced_a-4.csv", "grad_reduced_0-b.csv", "grad_reduced_-1-4.csv",
-                            "grad_reduced_0-4_part_.csv", "grad_reduced_0-4_part_x.csv", "grad_reduced_.csv",
-                            "0-4.csv", ".csv", "stack_info_0-0.csv", "mon_step4-5.csv", ""}) {
+    for (const char* bad :
+         {"grad_reduced_5.csv", "foo_0-4.csv", "grad_0-4.csv", "mbs_0-4.csv", "cc_0-4.csv", "actv_grads_0-4.csv",
+          "grad_reduced_0-4.txt", "grad_reduced_0-4", "grad_reduced_a-4.csv", "grad_reduced_0-b.csv",
+          "grad_reduced_-1-4.csv", "grad_reduced_0-4_part_.csv", "grad_reduced_0-4_part_x.csv", "grad_reduced_.csv",
+          "0-4.csv", ".csv", "stack_info_0-0.csv", "mon_step4-5.csv", ""}) {
         EXPECT_FALSE(parse_v1_csv_name(bad).has_value()) << "accepted '" << bad << "'";
     }
 }
@@ -179,8 +177,7 @@ TEST(MonitorLayout, v2_csv_name_without_steps_is_the_slug) {
 }
 
 TEST(MonitorLayout, v2_csv_name_rejects_non_slugs) {
-    for (const char* bad :
-         {".csv", "a b.csv", "module.txt", "module", "modülé.csv", "x/y.csv", "_step1-2.csv", ""}) {
+    for (const char* bad : {".csv", "a b.csv", "module.txt", "module", "modülé.csv", "x/y.csv", "_step1-2.csv", ""}) {
         EXPECT_FALSE(parse_v2_csv_name(bad).has_value()) << "accepted '" << bad << "'";
     }
 }

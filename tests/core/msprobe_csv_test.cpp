@@ -45,6 +45,16 @@ constexpr const char* kGradReducedHeader = "vpp_stage,name,step,norm,min,max,nan
 constexpr const char* kActvHeader = "vpp_stage,name,step,micro_step,min,max,norm,nans,shape,dtype";
 constexpr const char* kV2Header = "vpp_stage,step,module_name,scope,micro_step,min,max,mean,norm,nans";
 
+// A column named twice has no meaning to pick (the last one used to win silently): the header is refused, so its
+// rows are counted as malformed.
+TEST(MsprobeCsv, a_header_naming_a_column_twice_is_refused) {
+    EXPECT_EQ(header_error("vpp_stage,name,name,step,norm"), "column 'name' appears twice in the header");
+    EXPECT_EQ(header_error("vpp_stage,name,step,norm,min,norm"), "column 'norm' appears twice in the header");
+    EXPECT_EQ(header_error("vpp_stage,step,step,name,norm"), "column 'step' appears twice in the header");
+    EXPECT_EQ(header_error("vpp_stage,name,module_name,step,norm"),
+              "header has two name columns ('name' and 'module_name')");
+}
+
 TEST(MsprobeCsv, v1_header_without_micro_step_maps_columns_by_name) {
     const CsvSchema s = schema_of(kGradReducedHeader);
     EXPECT_EQ(s.vpp_col, 0);
@@ -55,8 +65,8 @@ TEST(MsprobeCsv, v1_header_without_micro_step_maps_columns_by_name) {
     EXPECT_EQ(s.field_count, 9u);
     EXPECT_EQ(s.op_cols, (std::vector<int>{3, 4, 5, 6, 7, 8}));
     EXPECT_EQ(s.op_names, (std::vector<std::string>{"norm", "min", "max", "nans", "shape", "dtype"}));
-    EXPECT_EQ(s.op_types, (std::vector<OpType>{OpType::numeric, OpType::numeric, OpType::numeric,
-                                               OpType::numeric, OpType::shape, OpType::dtype}));
+    EXPECT_EQ(s.op_types, (std::vector<OpType>{OpType::numeric, OpType::numeric, OpType::numeric, OpType::numeric,
+                                               OpType::shape, OpType::dtype}));
     EXPECT_EQ(s.numeric_ops, 4);
     EXPECT_EQ(s.layout, "norm,min,max,nans,shape,dtype");
 }

@@ -47,8 +47,7 @@ bool same(double a, double b) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. Rule semantics. Expected histories and final averages come from running msprobe's own arithmetic in
-// Python
-// (`avg = 0.99 * avg + (1 - 0.99) * abs(x)`, repr of the result), not from this implementation.
+// Python (`avg = 0.99 * avg + (1 - 0.99) * abs(x)`, repr of the result), not from this implementation.
 
 struct Expected {
     const char* rule = nullptr;  // nullptr: nothing reported for this value
@@ -74,12 +73,7 @@ struct RuleCase {
 std::vector<RuleCase> rule_cases() {
     const std::vector<MsprobeRule> fixture_rules{turbulence(0.5), nan_rule()};
     return {
-        {"first value seeds the history and is compared with itself",
-         fixture_rules,
-         "norm",
-         {10},
-         {kQuiet},
-         10.0},
+        {"first value seeds the history and is compared with itself", fixture_rules, "norm", {10}, {kQuiet}, 10.0},
         {"a rise above history*(1+t) fires and reports the history before the update",
          fixture_rules,
          "norm",
@@ -104,12 +98,7 @@ std::vector<RuleCase> rule_cases() {
          {1, 0.0, -1.6},
          {kQuiet, kQuiet, turb(0.99)},
          0.9961},
-        {"turbulence is reported for mean as for norm",
-         fixture_rules,
-         "mean",
-         {1, -3},
-         {kQuiet, turb(1.0)},
-         1.02},
+        {"turbulence is reported for mean as for norm", fixture_rules, "mean", {1, -3}, {kQuiet, turb(1.0)}, 1.02},
         {"turbulence firing on max is swallowed and the later Nan rule is not evaluated",
          {turbulence(0.5), nan_rule(1.0)},
          "max",
@@ -152,12 +141,7 @@ std::vector<RuleCase> rule_cases() {
          {kNaN, kNaN},
          {nan_at(kNaN), nan_at(kNaN)},
          kNaN},
-        {"Nan fires on NaN for any op, min included",
-         fixture_rules,
-         "min",
-         {1, kNaN},
-         {kQuiet, nan_at(1.0)},
-         kNaN},
+        {"Nan fires on NaN for any op, min included", fixture_rules, "min", {1, kNaN}, {kQuiet, nan_at(1.0)}, kNaN},
         {"Nan with a threshold fires strictly above it, on |x|",
          {nan_rule(5.0)},
          "min",
@@ -176,12 +160,7 @@ std::vector<RuleCase> rule_cases() {
          {1, kInf},
          {kQuiet, nan_at(1.0)},
          kInf},
-        {"zero after zero is quiet (0 > 0 is false)",
-         {turbulence(0.5)},
-         "norm",
-         {0, 0},
-         {kQuiet, kQuiet},
-         0.0},
+        {"zero after zero is quiet (0 > 0 is false)", {turbulence(0.5)}, "norm", {0, 0}, {kQuiet, kQuiet}, 0.0},
         {"a constant negative series is quiet (history of |x|)",
          {turbulence(0.5)},
          "norm",
@@ -298,15 +277,14 @@ TEST(MsprobeAlertConfig, alert_without_rules_is_an_error_like_msprobes_key_error
 }
 
 TEST(MsprobeAlertConfig, unknown_rule_name_is_rejected_with_its_name) {
-    EXPECT_NE(rejected(R"({"alert": {"rules": [{"rule_name": "AnomalySpike"}]}})")
-                  .find("AnomalySpike is not supported"),
-              std::string::npos);
+    EXPECT_NE(
+        rejected(R"({"alert": {"rules": [{"rule_name": "AnomalySpike"}]}})").find("AnomalySpike is not supported"),
+        std::string::npos);
     // A later bad rule rejects the whole config even after good ones.
     EXPECT_NE(rejected(R"({"alert": {"rules": [{"rule_name": "AnomalyNan"}, {"rule_name": "anomalynan"}]}})")
                   .find("anomalynan"),
               std::string::npos);
-    EXPECT_NE(rejected(R"({"alert": {"rules": [{"rule_name": 7}]}})").find("not supported"),
-              std::string::npos);
+    EXPECT_NE(rejected(R"({"alert": {"rules": [{"rule_name": 7}]}})").find("not supported"), std::string::npos);
 }
 
 TEST(MsprobeAlertConfig, bad_thresholds_are_rejected_with_the_reason) {
@@ -325,8 +303,7 @@ TEST(MsprobeAlertConfig, bad_thresholds_are_rejected_with_the_reason) {
 TEST(MsprobeAlertConfig, structural_errors_are_rejected) {
     EXPECT_NE(rejected(R"({"alert": [1]})").find("dictionary"), std::string::npos);
     EXPECT_NE(rejected(R"({"alert": null})").find("dictionary"), std::string::npos);
-    EXPECT_NE(rejected(R"({"alert": {"rules": [], "dump": "yes"}})").find("dump must be bool"),
-              std::string::npos);
+    EXPECT_NE(rejected(R"({"alert": {"rules": [], "dump": "yes"}})").find("dump must be bool"), std::string::npos);
     EXPECT_NE(rejected(R"({"alert": {"rules": ["AnomalyNan"]}})").find("not an object"), std::string::npos);
     EXPECT_NE(rejected(R"({"alert": {"rules": {"AnomalyNan": {}}}})").find("not a list"), std::string::npos);
     EXPECT_NE(rejected(R"({"alert": {"rules": 1}})").find("not a list"), std::string::npos);
@@ -335,8 +312,8 @@ TEST(MsprobeAlertConfig, structural_errors_are_rejected) {
 }
 
 TEST(MsprobeAlertConfig, turbulence_without_args_is_skipped_with_a_warning) {
-    const MsprobeAlertRules r = accepted(
-        R"({"alert": {"rules": [{"rule_name": "AnomalyTurbulence"}, {"rule_name": "AnomalyNan"}]}})");
+    const MsprobeAlertRules r =
+        accepted(R"({"alert": {"rules": [{"rule_name": "AnomalyTurbulence"}, {"rule_name": "AnomalyNan"}]}})");
     ASSERT_EQ(r.rules.size(), 1u);
     EXPECT_EQ(r.rules[0].type, MsprobeRule::Type::nan);
     ASSERT_EQ(r.warnings.size(), 1u);
@@ -386,11 +363,9 @@ TEST(MsprobeAlertConfig, null_or_empty_rules_mean_no_detection) {
 TEST(MsprobeTagName, each_csv_kind_maps_to_msprobes_task) {
     EXPECT_EQ(msprobe_tag_name("actv", "0", "layers.0.fc1.input", 0, 0), "0:layers.0.fc1.input:0/rank0/actv");
     EXPECT_EQ(msprobe_tag_name("actv_grad", "0", ".input", 0, 0), "0:.input:0/rank0/actv_grad");
-    EXPECT_EQ(msprobe_tag_name("grad_unreduced", "0", "head.bias", std::nullopt, 0),
-              "0:head.bias/rank0/acc_grad");
+    EXPECT_EQ(msprobe_tag_name("grad_unreduced", "0", "head.bias", std::nullopt, 0), "0:head.bias/rank0/acc_grad");
     EXPECT_EQ(msprobe_tag_name("grad_unreduced", "1", "head.bias", 2, 5), "1:head.bias:2/rank5/acc_grad");
-    EXPECT_EQ(msprobe_tag_name("grad_reduced", "0", "embed.weight", std::nullopt, 3),
-              "0:embed.weight/rank3/post_grad");
+    EXPECT_EQ(msprobe_tag_name("grad_reduced", "0", "embed.weight", std::nullopt, 3), "0:embed.weight/rank3/post_grad");
     for (const char* kind : {"exp_avg", "exp_avg_sq", "param_origin", "param_updated"}) {
         EXPECT_EQ(msprobe_tag_name(kind, "0", "w", std::nullopt, 1), std::string("0:w/rank1/") + kind);
     }
@@ -408,8 +383,7 @@ TEST(MsprobeAnalyser, train_stage_comes_from_the_last_tag_segment) {
     EXPECT_EQ(msprobe_train_stage("actv"), 0);  // no '/': split("/")[-1] is the whole name
 }
 
-AnalyserKey key(std::int64_t step, const std::string& task, std::int64_t vpp, std::int64_t pp,
-                std::int64_t call) {
+AnalyserKey key(std::int64_t step, const std::string& task, std::int64_t vpp, std::int64_t pp, std::int64_t call) {
     return AnalyserKey{step, 0, "0:x/rank0/" + task, vpp, pp, call};
 }
 
@@ -427,8 +401,8 @@ TEST(MsprobeAnalyser, order_is_step_micro_stage_then_signed_stages_then_call_id)
     EXPECT_TRUE(msprobe_analyser_less(key(1, "exp_avg", 0, 0, 0), key(2, "actv", 0, 0, 0)));
     EXPECT_TRUE(msprobe_analyser_less(key(1, "param_origin", 0, 0, 9), key(1, "actv", 0, 0, 0)));  // -1 first
     EXPECT_TRUE(msprobe_analyser_less(key(1, "actv", 0, 0, 9), key(1, "actv_grad", 0, 0, 0)));
-    EXPECT_TRUE(msprobe_analyser_less(key(1, "actv", 0, 0, 9), key(1, "actv", 1, 0, 0)));  // forward: +vpp
-    EXPECT_TRUE(msprobe_analyser_less(key(1, "actv", 0, 0, 9), key(1, "actv", 0, 1, 0)));  // forward: +pp
+    EXPECT_TRUE(msprobe_analyser_less(key(1, "actv", 0, 0, 9), key(1, "actv", 1, 0, 0)));          // forward: +vpp
+    EXPECT_TRUE(msprobe_analyser_less(key(1, "actv", 0, 0, 9), key(1, "actv", 0, 1, 0)));          // forward: +pp
     EXPECT_TRUE(msprobe_analyser_less(key(1, "acc_grad", 1, 0, 9), key(1, "acc_grad", 0, 0, 0)));  // -vpp
     EXPECT_TRUE(msprobe_analyser_less(key(1, "exp_avg", 0, 1, 9), key(1, "exp_avg", 0, 0, 0)));    // -pp
     EXPECT_TRUE(msprobe_analyser_less(key(1, "actv", 0, 0, 1), key(1, "actv", 0, 0, 2)));
@@ -456,8 +430,8 @@ TEST(MsprobeAnalyser, left_operand_sign_rule_still_gives_a_strict_weak_order) {
         for (const auto& b : keys) {
             violations += msprobe_analyser_less(a, b) && msprobe_analyser_less(b, a);
             for (const auto& c : keys) {
-                violations += msprobe_analyser_less(a, b) && msprobe_analyser_less(b, c) &&
-                              !msprobe_analyser_less(a, c);
+                violations +=
+                    msprobe_analyser_less(a, b) && msprobe_analyser_less(b, c) && !msprobe_analyser_less(a, c);
                 violations += equiv(a, b) && equiv(b, c) && !equiv(a, c);
             }
         }
@@ -514,8 +488,8 @@ struct Observation {
 };
 
 // Every numeric value of every CSV of the run, by (tag, op), in step order.
-std::map<std::pair<std::string, std::string>, std::vector<Observation>> read_fixture_series(
-    const std::string& dir, int& values) {
+std::map<std::pair<std::string, std::string>, std::vector<Observation>> read_fixture_series(const std::string& dir,
+                                                                                            int& values) {
     std::map<std::pair<std::string, std::string>, std::vector<Observation>> series;
     static const std::regex file_re(R"((.*)_(\d+)-(\d+)\.csv)");
     values = 0;
@@ -558,8 +532,7 @@ TEST(MsprobeFixtureAlert, rules_on_the_csvs_fire_exactly_where_msprobe_printed) 
     if (dir.empty()) GTEST_SKIP() << "../shared is absent: no msprobe-real alert fixture";
 
     std::string error;
-    auto rules =
-        MsprobeAlertRules::from_config(nlohmann::json::parse(test::read_file(dir + "/config.json")), error);
+    auto rules = MsprobeAlertRules::from_config(nlohmann::json::parse(test::read_file(dir + "/config.json")), error);
     ASSERT_TRUE(rules.has_value()) << error;
 
     int trainer_lines = 0, all_lines = 0;
@@ -603,8 +576,8 @@ TEST(MsprobeFixtureAlert, rules_on_the_csvs_fire_exactly_where_msprobe_printed) 
             ++n_value_mismatch;
             std::ostringstream os;
             os.precision(17);
-            os << "  " << describe(sig) << ": value " << f.value << " vs " << c.value << ", history "
-               << f.history << " vs " << c.history << "\n";
+            os << "  " << describe(sig) << ": value " << f.value << " vs " << c.value << ", history " << f.history
+               << " vs " << c.history << "\n";
             value_mismatch += os.str();
         }
     }
@@ -646,22 +619,19 @@ std::vector<DumpEntry> load_dump(const std::string& path) {
 
 std::vector<std::string> keys_of(const std::string& path) {
     std::vector<std::string> keys;
-    const auto j =
-        nlohmann::ordered_json::parse(test::read_file(path));  // named: items() must not outlive it
+    const auto j = nlohmann::ordered_json::parse(test::read_file(path));  // named: items() must not outlive it
     for (const auto& [k, v] : j.items()) keys.push_back(k);
     return keys;
 }
 
 // AnomalyAnalyse.get_range_top_k: sorted() if k >= n else heapq.nsmallest(k) — both equal a stable sort's
 // first k.
-std::vector<std::string> top_k(std::vector<DumpEntry> entries, std::size_t k,
-                               const std::set<std::int64_t>& steps) {
+std::vector<std::string> top_k(std::vector<DumpEntry> entries, std::size_t k, const std::set<std::int64_t>& steps) {
     if (!steps.empty()) {
         std::erase_if(entries, [&](const DumpEntry& e) { return !steps.count(e.step); });
     }
-    std::stable_sort(entries.begin(), entries.end(), [](const DumpEntry& a, const DumpEntry& b) {
-        return msprobe_analyser_less(a.order, b.order);
-    });
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const DumpEntry& a, const DumpEntry& b) { return msprobe_analyser_less(a.order, b.order); });
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < entries.size() && i < k; ++i) keys.push_back(entries[i].key);
     return keys;

@@ -72,8 +72,8 @@ TEST(NumberText, negative_zero_keeps_its_sign_bit) {
 }
 
 TEST(NumberText, rejects_text_that_is_not_one_whole_number) {
-    for (const char* bad : {"", "1.2.3", "0x10", "1e", " 1", "1 ", "abc", "nan1", "-", "+", "--1", "+-1",
-                            "1,5", "infx", "e5", "1e+", "0.5abc"}) {
+    for (const char* bad : {"", "1.2.3", "0x10", "1e", " 1", "1 ", "abc", "nan1", "-", "+", "--1", "+-1", "1,5", "infx",
+                            "e5", "1e+", "0.5abc"}) {
         EXPECT_FALSE(parse_double(bad).has_value()) << "accepted '" << bad << "'";
     }
 }
@@ -88,8 +88,8 @@ TEST(NumberText, parse_int_accepts_signed_decimal_integers) {
 }
 
 TEST(NumberText, parse_int_rejects_non_integers_and_overflow) {
-    for (const char* bad : {"", "1.0", "1e3", "abc", " 1", "1 ", "0x10", "+", "-", "12a", "nan",
-                            "9223372036854775808", "-9223372036854775809"}) {
+    for (const char* bad : {"", "1.0", "1e3", "abc", " 1", "1 ", "0x10", "+", "-", "12a", "nan", "9223372036854775808",
+                            "-9223372036854775809"}) {
         EXPECT_FALSE(parse_int(bad).has_value()) << "accepted '" << bad << "'";
     }
 }
@@ -220,4 +220,16 @@ TEST(NumberText, python_float_repr_parses_back_to_the_same_double) {
 }
 
 }  // namespace
+// The anomalies table's VALUE and REFERENCE columns are 14 wide: 0.014499999999999999 overflowed into the next.
+TEST(NumberText, a_number_within_a_width_keeps_its_exact_text_when_it_fits_and_its_leading_digits_when_not) {
+    EXPECT_EQ(format_double_within(0.25, 14), "0.25");
+    EXPECT_EQ(format_double_within(0.014499999999999999, 14), "0.0145");
+    EXPECT_EQ(format_double_within(-0.014499999999999999, 14), "-0.0145");
+    EXPECT_EQ(format_double_within(123456789012345678.0, 14), "1.23456789e+17");
+    EXPECT_EQ(format_double_within(1.0 / 3.0, 14), "0.333333333333");
+    EXPECT_EQ(format_double_within(std::numeric_limits<double>::quiet_NaN(), 14), "nan");
+    for (double v : {0.014499999999999999, 1.0 / 3.0, -2.0 / 7.0 * 1e-300, 6.02214076e23 + 1e9})
+        EXPECT_LE(format_double_within(v, 14).size(), 14u) << v;
+}
+
 }  // namespace msmon

@@ -14,9 +14,15 @@ const CheckSlots kSlots = CheckSlots::from_ops({"min", "max", "norm", "mean", "n
 struct Row {
     double v[6];
 };
-Row finite_row(double norm) { return {{-1, 1, norm, 0, 0, 0}}; }
-Row nan_row(double count) { return {{NAN, NAN, NAN, NAN, count, 0}}; }
-Row placeholder() { return {{NAN, NAN, NAN, NAN, NAN, NAN}}; }
+Row finite_row(double norm) {
+    return {{-1, 1, norm, 0, 0, 0}};
+}
+Row nan_row(double count) {
+    return {{NAN, NAN, NAN, NAN, count, 0}};
+}
+Row placeholder() {
+    return {{NAN, NAN, NAN, NAN, NAN, NAN}};
+}
 
 TEST(SeriesChecks, nans_count_leaving_zero_is_one_finding_and_placeholders_never_count) {
     SeriesCheckState s;
@@ -107,7 +113,8 @@ TEST(SeriesChecks, state_survives_encoding_so_a_restarted_msmon_judges_the_same)
     std::mt19937_64 rng(3);
     std::lognormal_distribution<double> noise(0.0, 0.2);
     std::vector<double> values;
-    for (int i = 0; i < 200; ++i) values.push_back(5.0 * noise(rng) * (i == 30 ? 50 : 1) * (i > 60 ? std::pow(1.05, i - 60) : 1));
+    for (int i = 0; i < 200; ++i)
+        values.push_back(5.0 * noise(rng) * (i == 30 ? 50 : 1) * (i > 60 ? std::pow(1.05, i - 60) : 1));
     values[25] = NAN;
     auto run = [&](bool reencode) {
         SeriesCheckState s;

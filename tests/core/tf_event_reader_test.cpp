@@ -93,14 +93,17 @@ TEST(TfEventReader, crc32c_matches_the_castagnoli_check_value) {
     EXPECT_EQ(crc32c("6789", 4, crc32c("12345", 5)), 0xE3069283u);
 }
 
-TEST(TfEventReader, tf1_lingvo_file_reads_every_scalar_exactly) { check_fixture("tf1-lingvo-bleu", "events.out.tfevents.test", 361); }
+TEST(TfEventReader, tf1_lingvo_file_reads_every_scalar_exactly) {
+    check_fixture("tf1-lingvo-bleu", "events.out.tfevents.test", 361);
+}
 
 TEST(TfEventReader, keras_file_with_graph_and_meta_graph_reads_every_scalar_exactly) {
     check_fixture("keras-tf112-wandb", "events.out.tfevents.1585769947.cvp", 105);
 }
 
 TEST(TfEventReader, flipped_byte_fails_the_data_crc_and_a_cut_record_waits) {
-    std::string bytes = frame_record(encode_summary_event(1.5, 7, {{"loss", TfValueSpec::Form::simple, 2.5, "", false}}));
+    std::string bytes =
+        frame_record(encode_summary_event(1.5, 7, {{"loss", TfValueSpec::Form::simple, 2.5, "", false}}));
     EXPECT_EQ(next_frame(bytes).status, FrameStatus::record);
     for (std::size_t cut = 0; cut < bytes.size(); ++cut)
         EXPECT_EQ(next_frame(std::string_view(bytes).substr(0, cut)).status, FrameStatus::incomplete) << cut;
@@ -113,11 +116,11 @@ TEST(TfEventReader, flipped_byte_fails_the_data_crc_and_a_cut_record_waits) {
 }
 
 TEST(TfEventReader, tf2_tensor_scalars_and_text_decode) {
-    const std::string ev = encode_summary_event(
-        3.0, 42,
-        {{"loss", TfValueSpec::Form::tensor_float, 0.25, "", true},
-         {"lr", TfValueSpec::Form::tensor_double, 1e-5, "", false},
-         {"config/text_summary", TfValueSpec::Form::text, 0, "seq_length: 4096", true}});
+    const std::string ev =
+        encode_summary_event(3.0, 42,
+                             {{"loss", TfValueSpec::Form::tensor_float, 0.25, "", true},
+                              {"lr", TfValueSpec::Form::tensor_double, 1e-5, "", false},
+                              {"config/text_summary", TfValueSpec::Form::text, 0, "seq_length: 4096", true}});
     TfEvent e;
     std::string error;
     ASSERT_TRUE(decode_tf_event(ev, e, error)) << error;
@@ -159,7 +162,8 @@ TEST(TensorboardTags, mindformers_msprobe_expert_load_and_other_tags_map_to_seri
     EXPECT_EQ(k("loss vs samples"), "loss_vs_samples|||value|-|-");
     EXPECT_EQ(k("grad-norm-vs-samples"), "global_norm_vs_samples|||value|-|-");
     EXPECT_EQ(k("B-samples-per-day"), "tensorboard||B-samples-per-day|value|-|-");
-    EXPECT_EQ(k("local_norm/model.layers.0.attention.wq.weight"), "local_norm||model.layers.0.attention.wq.weight|value|-|-");
+    EXPECT_EQ(k("local_norm/model.layers.0.attention.wq.weight"),
+              "local_norm||model.layers.0.attention.wq.weight|value|-|-");
     EXPECT_EQ(k("adam_m_norm/layers.0.w"), "adam_m_norm||layers.0.w|value|-|-");
     EXPECT_EQ(k("local_lm_loss"), "local_loss||lm|value|-|-");
     EXPECT_EQ(k("device_accum_local_lm_loss"), "device_accum_local_loss||lm|value|-|-");

@@ -28,12 +28,12 @@ std::string make_job(const TempDir& tmp) {
     const std::string r1 = job + "/monitor_output/Nov22_13-55-48-rank1-9f8e7d6c";
     fs::create_directories(r0);
     fs::create_directories(r1);
-    write_file(r0 + "/grad_reduced_0-1.csv",
-               kHeader + "0,embed.weight,0,1.5,-0.25,0.25,0.001,\"[16, 8]\",torch.float32\n" +
-                   "0,embed.weight,1,nan,-inf,inf,nan,\"[16, 8]\",torch.float32\n");
-    write_file(r1 + "/grad_reduced_0-1.csv",
-               kHeader + "0,embed.weight,0,2.5,-0.5,0.5,1e-06,\"[16, 8]\",torch.float32\n" +
-                   "0,embed.weight,1,3.5,-0.75,0.75,-0.0,\"[16, 8]\",torch.float32\n");
+    write_file(r0 + "/grad_reduced_0-1.csv", kHeader +
+                                                 "0,embed.weight,0,1.5,-0.25,0.25,0.001,\"[16, 8]\",torch.float32\n" +
+                                                 "0,embed.weight,1,nan,-inf,inf,nan,\"[16, 8]\",torch.float32\n");
+    write_file(r1 + "/grad_reduced_0-1.csv", kHeader +
+                                                 "0,embed.weight,0,2.5,-0.5,0.5,1e-06,\"[16, 8]\",torch.float32\n" +
+                                                 "0,embed.weight,1,3.5,-0.75,0.75,-0.0,\"[16, 8]\",torch.float32\n");
     return job;
 }
 
@@ -64,8 +64,7 @@ TEST(CliContract, top_level_help_exits_0_and_no_command_is_a_usage_error) {
     const auto env = isolated_env(tmp);
     auto help = run({program("msmon"), "--help"}, env);
     EXPECT_EQ(help.exit_code, 0);
-    for (const auto& cmd : kCommands)
-        EXPECT_NE(help.out.find(cmd), std::string::npos) << cmd << " not in --help";
+    for (const auto& cmd : kCommands) EXPECT_NE(help.out.find(cmd), std::string::npos) << cmd << " not in --help";
     auto bare = run({program("msmon")}, env);
     EXPECT_EQ(bare.exit_code, 2);
     EXPECT_FALSE(bare.err.empty()) << "usage should go to stderr";
@@ -96,9 +95,8 @@ TEST(CliContract, every_command_help_exits_0_and_lists_every_option_it_accepts) 
         for (const auto& opt : candidates) {
             const bool listed = helps[cmd].count(opt) != 0;
             const bool accepted = option_accepted(cmd, opt, tmp);
-            EXPECT_EQ(listed, accepted)
-                << "msmon " << cmd << " " << opt << ": "
-                << (listed ? "listed in --help but rejected" : "accepted but not in --help");
+            EXPECT_EQ(listed, accepted) << "msmon " << cmd << " " << opt << ": "
+                                        << (listed ? "listed in --help but rejected" : "accepted but not in --help");
         }
     }
 }
@@ -118,12 +116,11 @@ TEST(CliContract, unknown_option_is_a_usage_error_naming_the_option_on_stderr) {
 TEST(CliContract, missing_dir_is_a_usage_error) {
     TempDir tmp;
     const auto env = isolated_env(tmp);
-    for (const std::vector<std::string>& argv :
-         {std::vector<std::string>{program("msmon"), "ingest"},
-          std::vector<std::string>{program("msmon"), "ingest", "--json"},
-          std::vector<std::string>{program("msmon"), "query"},
-          std::vector<std::string>{program("msmon"), "query", "--rank", "0"},
-          std::vector<std::string>{program("msmon"), "simulate"}}) {
+    for (const std::vector<std::string>& argv : {std::vector<std::string>{program("msmon"), "ingest"},
+                                                 std::vector<std::string>{program("msmon"), "ingest", "--json"},
+                                                 std::vector<std::string>{program("msmon"), "query"},
+                                                 std::vector<std::string>{program("msmon"), "query", "--rank", "0"},
+                                                 std::vector<std::string>{program("msmon"), "simulate"}}) {
         auto r = run(argv, env);
         EXPECT_EQ(r.exit_code, 2) << argv[1] << " " << (argv.size() > 2 ? argv[2] : "");
         EXPECT_FALSE(r.err.empty());
@@ -136,8 +133,7 @@ TEST(CliContract, bad_option_values_are_usage_errors_and_missing_stores_or_folde
     const std::string job = make_job(tmp);
     const std::string db = tmp / "store.db";
     ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}, env).exit_code, 0);
-    ASSERT_EQ(run({program("msmon"), "query", "--db", db}, env).exit_code, 0)
-        << "the baseline query must work";
+    ASSERT_EQ(run({program("msmon"), "query", "--db", db}, env).exit_code, 0) << "the baseline query must work";
 
     struct Case {
         std::vector<std::string> args;
@@ -188,8 +184,7 @@ TEST(CliContract, query_json_is_one_array_of_contract_objects_matching_the_csv) 
     ASSERT_TRUE(error.empty()) << error;
     ASSERT_EQ(doc.size(), csv.size());
     ASSERT_EQ(csv.size(), 2u * 2u * 6u);  // ranks x steps x ops
-    const std::vector<std::string> keys = {"rank", "kind",       "vpp_stage", "name",
-                                           "step", "micro_step", "op",        "value"};
+    const std::vector<std::string> keys = {"rank", "kind", "vpp_stage", "name", "step", "micro_step", "op", "value"};
     for (std::size_t i = 0; i < doc.size(); ++i) {
         const auto& o = doc[i];
         ASSERT_TRUE(o.is_object());
@@ -216,6 +211,72 @@ TEST(CliContract, query_json_is_one_array_of_contract_objects_matching_the_csv) 
     ASSERT_EQ(empty.exit_code, 0);
     auto e = nlohmann::json::parse(empty.out, nullptr, false);
     EXPECT_TRUE(e.is_array() && e.empty()) << empty.out;
+}
+
+// A filter that matches nothing printed a header alone and exit 0: a typo in a kind looked like an empty store.
+// The output stays what it was (scripts read it); stderr names the filter the store has nothing for.
+TEST(CliContract, query_that_matches_nothing_says_which_filter_on_stderr) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    const std::string job = make_job(tmp);
+    const std::string db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}, env).exit_code, 0);
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--kind", "grad_reducd"}, "no values match: no kind 'grad_reducd' in the store (kinds: grad_reduced)"},
+        {{"--kind", "grad_reduced", "--op", "nrm"}, "no values match: no op 'nrm' for kind grad_reduced (ops: "},
+        {{"--op", "nrm"}, "no values match: no op 'nrm' in the store"},
+        {{"--rank", "9"}, "no values match: no rank 9 in the store (2 ranks)"},
+        {{"--kind", "grad_reduced", "--steps", "500"}, "no values match these filters together"},
+    };
+    for (const auto& [filters, said] : cases) {
+        std::vector<std::string> argv = {program("msmon"), "query", "--db", db};
+        argv.insert(argv.end(), filters.begin(), filters.end());
+        const auto r = run(argv, env);
+        EXPECT_EQ(r.exit_code, 0) << filters[1];
+        EXPECT_EQ(r.out, "rank,kind,vpp_stage,name,step,micro_step,op,value\n") << filters[1];
+        EXPECT_NE(r.err.find(said), std::string::npos) << filters[1] << ": " << r.err;
+    }
+    const auto some = run({program("msmon"), "query", "--db", db, "--kind", "grad_reduced"}, env);
+    EXPECT_EQ(some.err, "") << "values printed: nothing to say";
+}
+
+// One type per field across the commands' JSON: vpp_stage is a number like rank, in query and in anomalies; a value
+// with no stage (a MindFormers loss) has null.
+TEST(CliContract, json_vpp_stage_is_a_number_in_query_and_anomalies) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "30", "--logs", "--faults",
+                   "spike@20"},
+                  env)
+                  .exit_code,
+              0);
+    const std::string db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}, env).exit_code, 0);
+    const auto values = nlohmann::json::parse(
+        run({program("msmon"), "query", "--db", db, "--steps", "20", "--format", "json"}, env).out);
+    int staged = 0, unstaged = 0;
+    for (const auto& v : values) {
+        EXPECT_TRUE(v["rank"].is_number_integer()) << v.dump();
+        EXPECT_TRUE(v["vpp_stage"].is_number_integer() || v["vpp_stage"].is_null()) << v.dump();
+        if (v["kind"] == "loss") {  // MindFormers' values have no stage
+            EXPECT_TRUE(v["vpp_stage"].is_null()) << v.dump();
+            ++unstaged;
+        } else if (v["kind"] == "grad_reduced") {  // msprobe's have
+            EXPECT_TRUE(v["vpp_stage"].is_number_integer()) << v.dump();
+            ++staged;
+        }
+    }
+    EXPECT_GT(staged, 0);
+    EXPECT_GT(unstaged, 0);
+    const auto anomalies =
+        nlohmann::json::parse(run({program("msmon"), "anomalies", "--db", db, "--format", "json"}, env).out);
+    ASSERT_FALSE(anomalies.empty());
+    for (const auto& a : anomalies) {  // detected on msprobe's values: their stage; on MindFormers': null
+        EXPECT_TRUE(a["vpp_stage"].is_number_integer() || a["vpp_stage"].is_null()) << a.dump();
+        if (a["kind"] == "grad_unreduced") {
+            EXPECT_TRUE(a["vpp_stage"].is_number_integer()) << a.dump();
+        }
+    }
 }
 
 TEST(CliContract, query_prints_negative_zero_so_that_it_reads_back_as_negative_zero) {

@@ -70,9 +70,8 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
         std::filesystem::create_directories(dir + "/prom");
         sims.push_back(std::make_unique<Background>(
             std::vector<std::string>{program("msmon"), "simulate", dir + "/job", "--ranks",
-                                     std::to_string(kRanksPerNode), "--first-rank",
-                                     std::to_string(n * kRanksPerNode), "--steps", std::to_string(kSteps),
-                                     "--step-ms", "150", "--params", "6", "--faults",
+                                     std::to_string(kRanksPerNode), "--first-rank", std::to_string(n * kRanksPerNode),
+                                     "--steps", std::to_string(kSteps), "--step-ms", "150", "--params", "6", "--faults",
                                      "nan@12:r" + std::to_string(n * kRanksPerNode + 3)},
             tmp.path(), env));
         agents.push_back(std::make_unique<Background>(cluster_agent_args(dir, url, n), tmp.path(), env));
@@ -111,15 +110,13 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
             return rows.empty() ? -1LL : std::stoll(rows[0][0]);
         };
         EXPECT_GE(wait_until([&] { return local_count() == 0; }, std::chrono::seconds(60)).count(), 0)
-            << "node " << n
-            << " did not drain its spool; stderr: " << agents[static_cast<std::size_t>(n)]->err();
+            << "node " << n << " did not drain its spool; stderr: " << agents[static_cast<std::size_t>(n)]->err();
     }
     // Stop the agents: a clean stop ships what is left and exits 0.
     for (auto& a : agents) a->signal(SIGTERM);
     for (auto& a : agents) EXPECT_EQ(a->wait(std::chrono::seconds(60)), 0) << a->err();
     for (int n = 0; n < kNodes; ++n) {
-        const auto r =
-            run({program("msmon"), "query", "--db", tmp / ("node" + std::to_string(n)) + "/store.db"}, env);
+        const auto r = run({program("msmon"), "query", "--db", tmp / ("node" + std::to_string(n)) + "/store.db"}, env);
         ASSERT_EQ(r.exit_code, 0) << r.err;
         const auto lines = sorted_lines(r.out);
         EXPECT_GT(lines.size(), 1000u) << "node " << n;
@@ -136,10 +133,8 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     std::printf("[ shipped  ] %zu values from %d nodes\n", local.size(), kNodes);
 
     // 2. Not even a physical duplicate: the agents never re-sent a row (rows before FINAL == after FINAL).
-    const auto physical =
-        std::stoll(ch.scalar("SELECT count() FROM msmon_it.points WHERE job = '" + kJob + "'"));
-    const auto logical =
-        std::stoll(ch.scalar("SELECT count() FROM msmon_it.points FINAL WHERE job = '" + kJob + "'"));
+    const auto physical = std::stoll(ch.scalar("SELECT count() FROM msmon_it.points WHERE job = '" + kJob + "'"));
+    const auto logical = std::stoll(ch.scalar("SELECT count() FROM msmon_it.points FINAL WHERE job = '" + kJob + "'"));
     EXPECT_EQ(physical, logical);
     EXPECT_EQ(static_cast<std::size_t>(logical), local.size());
     EXPECT_EQ(ch.scalar("SELECT uniqExact(rank) FROM msmon_it.points"), "32");
@@ -179,18 +174,18 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
         std::printf("[ overview ] %zu (rank, step) aggregates equal the nodes' own\n", compared);
     }
 
-    // 3. Anomalies: the same set through the contract's JSON (every node's NaN on its rank 3 included).
+    // 3. Anomalies: the same set through the contract's JSON (every node's NaN from its rank 3 included).
     std::size_t local_anomalies = 0;
     for (int n = 0; n < kNodes; ++n) {
         std::string err;
-        auto rows = sqlite_rows(tmp / ("node" + std::to_string(n)) + "/store.db",
-                                "SELECT count(*) FROM anomaly", err);
+        auto rows = sqlite_rows(tmp / ("node" + std::to_string(n)) + "/store.db", "SELECT count(*) FROM anomaly", err);
         local_anomalies += std::stoul(rows.at(0).at(0));
     }
     EXPECT_GT(local_anomalies, 0u);
     EXPECT_EQ(ch.scalar("SELECT count() FROM msmon_it.anomalies FINAL"), std::to_string(local_anomalies));
     EXPECT_EQ(ch.scalar("SELECT count() FROM msmon_it.anomalies"), std::to_string(local_anomalies));
-    EXPECT_EQ(ch.scalar("SELECT uniqExact(rank) FROM msmon_it.anomalies WHERE rule = 'AnomalyNan'"), "4");
+    // Each node's NaN on its rank 3 reaches all 8 of its ranks through the all-reduce: all 32 ranks.
+    EXPECT_EQ(ch.scalar("SELECT uniqExact(rank) FROM msmon_it.anomalies WHERE rule = 'AnomalyNan'"), "32");
 
     // 4. The outage was seen (and survived) by the agents.
     std::size_t saw_outage = 0;
@@ -198,9 +193,8 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     EXPECT_GT(saw_outage, 0u) << "no agent noticed ClickHouse was down: the test did not test the outage";
 
     // 5. msmon-tui over ClickHouse shows all 32 ranks.
-    const auto tui = run(
-        {program("msmon-tui"), "--store", url, "--job", kJob, "--snapshot", "overview", "--size", "120x45"},
-        env);
+    const auto tui =
+        run({program("msmon-tui"), "--store", url, "--job", kJob, "--snapshot", "overview", "--size", "120x45"}, env);
     ASSERT_EQ(tui.exit_code, 0) << tui.err;
     EXPECT_NE(tui.out.find(" 32 ranks "), std::string::npos) << tui.out;
     for (int r = 0; r < kNodes * kRanksPerNode; ++r) {  // a row per rank: " 7 ..." or, marked, "!3 ..."
@@ -215,27 +209,24 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     NodeExporterTestServer exporter(tmp / "node0/prom", tmp.path());
     ASSERT_TRUE(exporter.ready()) << "prometheus-node-exporter did not start";
     const std::string metrics = exporter.metrics();
-    const std::string last = "msmon_rank_last_step{job_id=\"" + kJob + "\",node=\"node0\",rank=\"3\"} " +
-                             std::to_string(kSteps - 1);
+    const std::string last =
+        "msmon_rank_last_step{job_id=\"" + kJob + "\",node=\"node0\",rank=\"3\"} " + std::to_string(kSteps - 1);
     EXPECT_NE(metrics.find(last), std::string::npos) << metrics.substr(0, 3000);
-    EXPECT_NE(metrics.find("msmon_rank_anomalies{job_id=\"" + kJob +
-                           "\",node=\"node0\",rank=\"3\",rule=\"AnomalyNan\"}"),
-              std::string::npos);
+    EXPECT_NE(
+        metrics.find("msmon_rank_anomalies{job_id=\"" + kJob + "\",node=\"node0\",rank=\"3\",rule=\"AnomalyNan\"}"),
+        std::string::npos);
     EXPECT_EQ(metrics.find("msmon_rank_last_step{job_id=\"" + kJob + "\",node=\"node0\",rank=\"8\"}"),
               std::string::npos)
         << "node 0's file holds only node 0's ranks";
     write_file(tmp / "scraped.prom", metrics);
-    const auto check =
-        run({"/bin/sh", "-c", find_installed("promtool") + " check metrics < " + tmp / "scraped.prom"});
+    const auto check = run({"/bin/sh", "-c", find_installed("promtool") + " check metrics < " + tmp / "scraped.prom"});
     EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 
 TEST(ClickHouseCluster, example_alert_rules_pass_promtool) {
     const std::string promtool = find_installed("promtool");
-    if (promtool.empty())
-        GTEST_SKIP() << "promtool is not installed (scripts/setup-cluster-deps.sh installs it)";
-    const auto r =
-        run({promtool, "check", "rules", std::string(MSMON_SOURCE_DIR) + "/configs/msmon-alerts.yml"});
+    if (promtool.empty()) GTEST_SKIP() << "promtool is not installed (scripts/setup-cluster-deps.sh installs it)";
+    const auto r = run({promtool, "check", "rules", std::string(MSMON_SOURCE_DIR) + "/configs/msmon-alerts.yml"});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("SUCCESS: 4 rules found"), std::string::npos) << r.out;
 }

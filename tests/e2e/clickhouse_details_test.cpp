@@ -106,14 +106,9 @@ std::string describe(const Reader::ModuleInfo& m) {
     return "{module '" + m.module + "', structure '" + m.structure + "', stack '" + m.stack + "'}";
 }
 
-const std::vector<std::string> kProbeNames = {"layers.0.fc1.weight",
-                                              "layers.0.fc1",
-                                              "layers.0.fc2.weight",
-                                              "embed.weight",
-                                              "decoder.output",
-                                              "layers.0",
-                                              "",
-                                              "missing.weight"};
+const std::vector<std::string> kProbeNames = {
+    "layers.0.fc1.weight", "layers.0.fc1", "layers.0.fc2.weight", "embed.weight", "decoder.output", "layers.0", "",
+    "missing.weight"};
 const std::vector<int> kProbeRanks = {0, 1, 2, 3, 7};
 
 // What the nodes' own stores answer, and whether ClickHouse answers the same: the union of their issues (as a
@@ -131,12 +126,10 @@ struct Comparison {
     std::string report() const {
         std::ostringstream s;
         if (!error.empty()) s << "error: " << error << "\n";
-        s << "issues: local " << local_issues.size() << ", ClickHouse " << remote_issues.size()
-          << "\nlocal:\n"
+        s << "issues: local " << local_issues.size() << ", ClickHouse " << remote_issues.size() << "\nlocal:\n"
           << describe(local_issues) << "ClickHouse:\n"
-          << describe(remote_issues) << "summary files: local " << local_files << ", ClickHouse "
-          << remote_files << "; summary issues: local " << local_issue_count << ", ClickHouse "
-          << remote_issue_count << "\n";
+          << describe(remote_issues) << "summary files: local " << local_files << ", ClickHouse " << remote_files
+          << "; summary issues: local " << local_issue_count << ", ClickHouse " << remote_issue_count << "\n";
         for (const auto& m : module_mismatches) s << m << "\n";
         return s.str();
     }
@@ -167,9 +160,8 @@ Comparison compare(const TempDir& tmp, const ClickHouseTarget& target) {
                 const auto want = node.module_info(rank, name);
                 const auto got = remote->module_info(rank, name);
                 if (got.module != want.module || got.structure != want.structure || got.stack != want.stack)
-                    c.module_mismatches.push_back("module_info(" + std::to_string(rank) + ", '" + name +
-                                                  "'): local " + describe(want) + ", ClickHouse " +
-                                                  describe(got));
+                    c.module_mismatches.push_back("module_info(" + std::to_string(rank) + ", '" + name + "'): local " +
+                                                  describe(want) + ", ClickHouse " + describe(got));
             }
         }
     } catch (const std::exception& e) {
@@ -220,8 +212,7 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
     // 6-8); node 1 rewrites rank 3's module_struct.json.
     agents[0]->signal(SIGKILL);
     agents[0]->wait(std::chrono::seconds(10));
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(1100));  // the new issues are shipped in a later second
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the new issues are shipped in a later second
     append_file(run_dir(tmp / "node0", 0) + "/grad_reduced_0-0.csv",
                 "0,layers.0.fc1.weight,1,0.6,-0.1,0.1,[4],torch.float32\n"
                 "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32\n"
@@ -250,9 +241,7 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
     auto remote = open_clickhouse_reader(target, kJob);
     const auto newest = as_tuples(remote->issues(2));
     const auto node0_newest = as_tuples(open_sqlite_reader(tmp / "node0/store.db")->issues(2));
-    EXPECT_EQ(newest, node0_newest) << "ClickHouse:\n"
-                                    << describe(newest) << "node 0:\n"
-                                    << describe(node0_newest);
+    EXPECT_EQ(newest, node0_newest) << "ClickHouse:\n" << describe(newest) << "node 0:\n" << describe(node0_newest);
     ASSERT_EQ(newest.size(), 2u);
     EXPECT_EQ(std::get<1>(newest[0]), 8);
     EXPECT_EQ(std::get<1>(newest[1]), 7);
@@ -265,11 +254,9 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
 
     // 4. The rewrite is a new generation of node 1's modules; rank 3 answers with the new structure, rank 2
     // too.
-    EXPECT_GE(std::stoll(ch.scalar("SELECT max(generation) FROM msmon_details.modules " + job +
-                                   " AND node = 'node1'")),
+    EXPECT_GE(std::stoll(ch.scalar("SELECT max(generation) FROM msmon_details.modules " + job + " AND node = 'node1'")),
               2);
-    EXPECT_NE(remote->module_info(3, "layers.0.fc1.weight").structure.find("size=(4096, 3)"),
-              std::string::npos);
+    EXPECT_NE(remote->module_info(3, "layers.0.fc1.weight").structure.find("size=(4096, 3)"), std::string::npos);
     EXPECT_NE(remote->module_info(2, "layers.0.fc1.weight").structure.find("size=(8, 2)"), std::string::npos);
 
     // 5. INSERTs that landed but whose answers were lost: node 1's marks fall back to before its issues and

@@ -28,7 +28,7 @@ const char* kInsert =
 
 // A server of its own holding the generated job in points only, as an agent older than the summaries left it.
 class ClickHouseSeries : public ::testing::Test {
-  protected:
+protected:
     void SetUp() override {
         if (find_installed("clickhouse-server").empty())
             GTEST_SKIP() << "clickhouse-server is not installed (scripts/setup-cluster-deps.sh installs it)";
@@ -52,7 +52,8 @@ TEST_F(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves
     std::string newest;
     for (auto step : reader->collected_steps(4)) newest += std::to_string(step) + " ";
     EXPECT_EQ(newest, ch.scalar("SELECT arrayStringConcat(groupArray(toString(step)), ' ') FROM (SELECT DISTINCT step "
-                                "FROM msmon_series.points ORDER BY step DESC LIMIT 4)") + " ");
+                                "FROM msmon_series.points ORDER BY step DESC LIMIT 4)") +
+                          " ");
 
     std::mt19937_64 rng(7);
     for (const std::string op : {"norm", "mean"}) {
@@ -91,14 +92,17 @@ TEST_F(ClickHouseSeries, a_windowed_series_draws_exactly_as_every_step_and_moves
                 frame.hi = frame.lo + static_cast<std::int64_t>(rng() % (frame_no % 4 == 1 ? 150 : 9000));
                 req.window.lo = frame.lo, req.window.hi = frame.hi;
             }
-            if (frame_no % 3 != 2) frame.cursor = frame.lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(frame.hi - frame.lo + 1));
+            if (frame_no % 3 != 2)
+                frame.cursor =
+                    frame.lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(frame.hi - frame.lo + 1));
             const auto expected = render_chart(full, frame);
             req.window.columns = expected.plot_columns;
             req.window.keep_step = frame.cursor;
             const auto windowed = reader->rank_series(req);
             std::size_t points = 0;
             for (const auto& rs : windowed) points += rs.points.size();
-            EXPECT_LE(points, 3u * (13u * static_cast<std::size_t>(req.window.columns) + 8u)) << "per column at most 13 points";
+            EXPECT_LE(points, 3u * (13u * static_cast<std::size_t>(req.window.columns) + 8u))
+                << "per column at most 13 points";
             const auto got = render_chart(windowed, frame);
             ASSERT_EQ(first_difference(expected.buffer, got.buffer), "")
                 << op << " frame " << frame_no << ": steps " << frame.lo << ".." << frame.hi << " on "
@@ -124,13 +128,17 @@ TEST_F(ClickHouseSeries, the_catalog_of_a_store_made_before_the_series_summary_e
     EXPECT_EQ(std::to_string(catalog.min_step), ch.scalar("SELECT min(step) FROM msmon_series.points"));
     EXPECT_EQ(std::to_string(catalog.max_step), ch.scalar("SELECT max(step) FROM msmon_series.points"));
     std::string last_steps;
-    for (const auto& [rank, step] : reader->rank_last_steps()) last_steps += std::to_string(rank) + ":" + std::to_string(step) + " ";
-    EXPECT_EQ(last_steps, ch.scalar("SELECT arrayStringConcat(groupArray(concat(toString(rank), ':', toString(s))), ' ') "
-                                    "FROM (SELECT rank, max(step) AS s FROM msmon_series.points GROUP BY rank ORDER BY rank)") + " ");
+    for (const auto& [rank, step] : reader->rank_last_steps())
+        last_steps += std::to_string(rank) + ":" + std::to_string(step) + " ";
+    EXPECT_EQ(last_steps,
+              ch.scalar("SELECT arrayStringConcat(groupArray(concat(toString(rank), ':', toString(s))), ' ') "
+                        "FROM (SELECT rank, max(step) AS s FROM msmon_series.points GROUP BY rank ORDER BY rank)") +
+                  " ");
 
     // Values shipped after the summary exists are summarised as they land.
-    ch.scalar("INSERT INTO msmon_series.points (job, rank, kind, name, step, op, value) VALUES "
-              "('job-series', 7, 'actv', 'layer9.output', 123456, 'max', 1.5)");
+    ch.scalar(
+        "INSERT INTO msmon_series.points (job, rank, kind, name, step, op, value) VALUES "
+        "('job-series', 7, 'actv', 'layer9.output', 123456, 'max', 1.5)");
     const auto after = reader->catalog();
     EXPECT_EQ(after.ranks, (std::vector<int>{0, 1, 2, 7}));
     EXPECT_EQ(after.max_step, 123456);

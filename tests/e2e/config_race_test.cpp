@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <atomic>
-
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -114,7 +113,8 @@ EditorResult editor(const std::vector<std::string>& args) {
         return e;
     }
     for (const auto& w : e.out["writes"])
-        e.writes.push_back({w["mtime_sec"].get<long long>(), w["mtime_nsec"].get<long long>(), w["written_at_ns"].get<long long>()});
+        e.writes.push_back(
+            {w["mtime_sec"].get<long long>(), w["mtime_nsec"].get<long long>(), w["written_at_ns"].get<long long>()});
     return e;
 }
 
@@ -151,7 +151,8 @@ public:
                 std::chrono::milliseconds(3 * kStepMs));
             const auto ev = events(r);
             for (const auto& e : ev) {
-                if (e.what == "reload" && e.mtime_sec == w.mtime_sec && e.mtime_nsec == w.mtime_nsec && !reload) reload = &e;
+                if (e.what == "reload" && e.mtime_sec == w.mtime_sec && e.mtime_nsec == w.mtime_nsec && !reload)
+                    reload = &e;
                 if (!first_poll && e.t_ns > w.at_ns &&
                     (e.what == "poll" || e.what == "reload" || e.what == "invalid_read" || e.what == "seen_off"))
                     first_poll = &e;
@@ -160,8 +161,8 @@ public:
                 failures += " rank " + std::to_string(r) + ": no poll after the write;";
             } else if (!reload || reload->t_ns > first_poll->t_ns) {
                 failures += " rank " + std::to_string(r) + ": first poll after the write was '" + first_poll->what +
-                            "' (mtime " + std::to_string(first_poll->mtime_sec) + "." + std::to_string(first_poll->mtime_nsec) +
-                            "), not a reload of the written config;";
+                            "' (mtime " + std::to_string(first_poll->mtime_sec) + "." +
+                            std::to_string(first_poll->mtime_nsec) + "), not a reload of the written config;";
             } else {
                 worst_ms = std::max(worst_ms, static_cast<double>(reload->t_ns - w.at_ns) / 1e6);
             }
@@ -189,11 +190,13 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
     auto check_set = [&](const EditorResult& r, int value) {
         ASSERT_EQ(r.exit_code, 0) << r.out.dump();
         ASSERT_TRUE(r.out["in_effect"].get<bool>());
-        EXPECT_EQ(json::parse(read_file(cfg))["my_key"], value) << "an edit is not in the file although msmon said it was";
+        EXPECT_EQ(json::parse(read_file(cfg))["my_key"], value)
+            << "an edit is not in the file although msmon said it was";
     };
     // Phase 1: enables, edits, stops and disables at random moments of the step.
     for (int i = 0; i < 16; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, kStepMs * 3 / 2)(rng)));
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(std::uniform_int_distribution<int>(0, kStepMs * 3 / 2)(rng)));
         EditorResult r;
         switch (i % 4) {
             case 0:
@@ -220,8 +223,7 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
         reapplied += static_cast<int>(r.writes.size()) - 1;
         if (i % 4 == 0 || i % 4 == 2 || json::parse(read_file(cfg))["dynamic_on"] == true)
             EXPECT_TRUE(trainers.picked_up_within_one_step(r.writes.back(), worst_pickup_ms)) << "action " << i;
-        else
-            std::this_thread::sleep_for(std::chrono::milliseconds(kStepMs));
+        else std::this_thread::sleep_for(std::chrono::milliseconds(kStepMs));
     }
     // Phase 2: only the slow rank collects; an edit lands while it sits between reading the file and rewriting it
     // (the lost-update race of §5.4). msmon must notice the rewrite and save the change again.
@@ -261,7 +263,8 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
     int invalid_by_writeback = 0, invalid_by_msmon = 0, crashes = 0, rejected = 0, reloads = 0;
     for (int r = 0; r < kRanks; ++r)
         for (const auto& e : trainers.events(r)) {
-            if (e.what == "invalid_read") (e.extra.rfind("writeback", 0) == 0 ? invalid_by_writeback : invalid_by_msmon)++;
+            if (e.what == "invalid_read")
+                (e.extra.rfind("writeback", 0) == 0 ? invalid_by_writeback : invalid_by_msmon)++;
             crashes += e.what == "crash_non_object";
             rejected += e.what == "rejected";
             reloads += e.what == "reload";
@@ -269,10 +272,11 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
     EXPECT_EQ(invalid_by_msmon, 0) << "a trainer read a torn or invalid file while no trainer was writing";
     EXPECT_EQ(crashes, 0);
     EXPECT_EQ(rejected, 0) << "msmon wrote a config msprobe rejects";
-    std::printf("[ConfigRace] %d enables, %d stops, %d edits; %d reloads by %d ranks; %d racing write-backs caught and "
-                "re-saved (%d forced); worst pickup %.0f ms after the write (step %d ms); %d invalid reads, all during "
-                "a trainer's own in-place write-back\n",
-                enables, stops, sets, reloads, kRanks, reapplied, forced, worst_pickup_ms, kStepMs, invalid_by_writeback);
+    std::printf(
+        "[ConfigRace] %d enables, %d stops, %d edits; %d reloads by %d ranks; %d racing write-backs caught and "
+        "re-saved (%d forced); worst pickup %.0f ms after the write (step %d ms); %d invalid reads, all during "
+        "a trainer's own in-place write-back\n",
+        enables, stops, sets, reloads, kRanks, reapplied, forced, worst_pickup_ms, kStepMs, invalid_by_writeback);
 }
 
 // The hidden-mtime race of §5.5 (8): a rank's write-back lands on the file msmon is replacing; its getmtime()

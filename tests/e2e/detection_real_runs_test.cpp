@@ -18,7 +18,8 @@ std::string ingest_fault_run(const TempDir& tmp, const std::string& name) {
     const std::string shared = shared_dir();
     if (shared.empty()) return {};
     const std::string db = tmp / (name + ".db");
-    auto r = run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/" + name, "--db", db}, isolated_env(tmp));
+    auto r =
+        run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/" + name, "--db", db}, isolated_env(tmp));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return db;
 }

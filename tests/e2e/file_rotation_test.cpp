@@ -25,7 +25,7 @@ std::string row(int step, const std::string& norm) {
 }
 
 class FileRotation : public ::testing::TestWithParam<std::string> {
-  protected:
+protected:
     void SetUp() override {
         env_ = isolated_env(tmp_);
         job_ = tmp_ / "job";

@@ -43,7 +43,8 @@ TEST_P(FixtureRoundtrip, query_reproduces_every_csv_cell) {
 
     auto out = parse_csv_reference(query.out);
     ASSERT_FALSE(out.empty());
-    ASSERT_EQ(out[0], (std::vector<std::string>{"rank", "kind", "vpp_stage", "name", "step", "micro_step", "op", "value"}));
+    ASSERT_EQ(out[0],
+              (std::vector<std::string>{"rank", "kind", "vpp_stage", "name", "step", "micro_step", "op", "value"}));
     std::map<Key, std::string> got;
     for (std::size_t i = 1; i < out.size(); ++i) {
         const auto& r = out[i];
@@ -104,11 +105,11 @@ TEST(FixtureRoundtrip, json_output_has_contract_keys_and_nan_as_text) {
     TempDir tmp;
     const std::string db = tmp / "store.db";
     ASSERT_EQ(run({program("msmon"), "ingest", shared + "/fixtures/msprobe-real/xy", "--db", db}).exit_code, 0);
-    auto q = run({program("msmon"), "query", "--db", db, "--kind", "actv_grad", "--name", "^\\.input$", "--op",
-                  "norm", "--steps", "0", "--format", "json"});
+    auto q = run({program("msmon"), "query", "--db", db, "--kind", "actv_grad", "--name", "^\\.input$", "--op", "norm",
+                  "--steps", "0", "--format", "json"});
     ASSERT_EQ(q.exit_code, 0) << q.err;
     // Root module's input grad is None: every op is nan (xy NOTES); micro steps 0 and 1.
-    EXPECT_NE(q.out.find("\"rank\":0,\"kind\":\"actv_grad\",\"vpp_stage\":\"0\",\"name\":\".input\",\"step\":0,"
+    EXPECT_NE(q.out.find("\"rank\":0,\"kind\":\"actv_grad\",\"vpp_stage\":0,\"name\":\".input\",\"step\":0,"
                          "\"micro_step\":0,\"op\":\"norm\",\"value\":\"nan\""),
               std::string::npos)
         << q.out;

@@ -89,8 +89,8 @@ std::vector<std::string> clean_ingest_values(const TempDir& tmp, const std::stri
 }
 
 bool has_value(const std::string& db, int rank, int step, const std::map<std::string, std::string>& env) {
-    auto r = run({program("msmon"), "query", "--db", db, "--rank", std::to_string(rank), "--steps", std::to_string(step),
-                  "--op", "norm"},
+    auto r = run({program("msmon"), "query", "--db", db, "--rank", std::to_string(rank), "--steps",
+                  std::to_string(step), "--op", "norm"},
                  env);
     return r.exit_code == 0 && r.out.find(",norm,") != std::string::npos;
 }
@@ -148,7 +148,8 @@ std::vector<std::string> unprivileged(std::vector<std::string> argv) {
 }
 
 TEST_P(FsFaultsLive, a_folder_and_a_file_that_deny_reading_are_said_once_and_read_when_allowed) {
-    if (::geteuid() == 0 && run({on_path("setpriv"), "--version"}).exit_code != 0) GTEST_SKIP() << "setpriv is missing: cannot drop root";
+    if (::geteuid() == 0 && run({on_path("setpriv"), "--version"}).exit_code != 0)
+        GTEST_SKIP() << "setpriv is missing: cannot drop root";
     TempDir tmp;
     auto env = isolated_env(tmp);
     fs::permissions(tmp.path(), fs::perms::all);  // `nobody` must reach the job and write its store and log
@@ -176,16 +177,18 @@ TEST_P(FsFaultsLive, a_folder_and_a_file_that_deny_reading_are_said_once_and_rea
 
     fs::permissions(rank_dir(job, 1), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                           fs::perms::others_read | fs::perms::others_exec);
-    fs::permissions(rank_dir(job, 0) + "/actv_0-99.csv", fs::perms::owner_read | fs::perms::owner_write |
-                                                           fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(rank_dir(job, 0) + "/actv_0-99.csv",
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
     const auto t = wait_until([&] { return has_value(db, 1, 3, env); }, milliseconds(6000));
     EXPECT_GE(t.count(), 0) << "rank 1 not read after its folder became readable; stderr: " << ingest.err();
-    std::printf("[ readable ] %s: rank 1 read %lld ms after chmod\n", GetParam().c_str(), static_cast<long long>(t.count()));
+    std::printf("[ readable ] %s: rank 1 read %lld ms after chmod\n", GetParam().c_str(),
+                static_cast<long long>(t.count()));
     const std::string err = stop(ingest);
     EXPECT_NE(err.find("can be read again"), std::string::npos) << err;
     // Said once, not at every retry.
     std::size_t said = 0;
-    for (auto p = err.find("cannot read folder"); p != std::string::npos; p = err.find("cannot read folder", p + 1)) ++said;
+    for (auto p = err.find("cannot read folder"); p != std::string::npos; p = err.find("cannot read folder", p + 1))
+        ++said;
     EXPECT_EQ(said, 1u) << err;
     EXPECT_EQ(all_values(db, env), clean_ingest_values(tmp, job, env));
 }
@@ -209,8 +212,8 @@ TEST(FsFaults, binary_garbage_and_invalid_utf8_are_counted_with_file_and_line_an
     ASSERT_GE(wait_until([&] { return has_value(db, 0, 3, env); }, milliseconds(5000)).count(), 0) << ingest.err();
     stop(ingest);
     std::string error;
-    auto issues = sqlite_rows(db, "SELECT f.path, i.line FROM parse_issue i JOIN file f ON f.id = i.file_id ORDER BY i.line",
-                              error);
+    auto issues = sqlite_rows(
+        db, "SELECT f.path, i.line FROM parse_issue i JOIN file f ON f.id = i.file_id ORDER BY i.line", error);
     ASSERT_TRUE(error.empty()) << error;
     ASSERT_EQ(issues.size(), 2u);
     EXPECT_EQ(issues[0][0], path);
@@ -278,7 +281,9 @@ TEST(FsFaults, inotify_queue_overflow_rescans_and_loses_nothing) {
         write_file(rank_dir(job, 0) + "/grad_reduced_" + std::to_string(s) + "-" + std::to_string(s) + ".csv",
                    kHeader + row("embed.weight", s, 1.0 + s));
     ingest->signal(SIGCONT);
-    EXPECT_GE(wait_until([&] { return has_value(db, 0, 60, env) && has_value(db, 0, 30, env); }, milliseconds(8000)).count(), 0)
+    EXPECT_GE(
+        wait_until([&] { return has_value(db, 0, 60, env) && has_value(db, 0, 30, env); }, milliseconds(8000)).count(),
+        0)
         << ingest->err();
     const std::string err = stop(*ingest);
     EXPECT_NE(err.find("inotify queue overflow): rescanning everything"), std::string::npos) << err;
@@ -286,14 +291,19 @@ TEST(FsFaults, inotify_queue_overflow_rescans_and_loses_nothing) {
 }
 
 TEST(FsFaults, inotify_watch_limit_exhausted_falls_back_to_polling_and_stays_live) {
-    if (run({on_path("unshare"), "-r", on_path("true")}).exit_code != 0) GTEST_SKIP() << "no user namespaces here: cannot lower the watch limit for one process";
+    if (run({on_path("unshare"), "-r", on_path("true")}).exit_code != 0)
+        GTEST_SKIP() << "no user namespaces here: cannot lower the watch limit for one process";
     TempDir tmp;
     const auto env = isolated_env(tmp);
     const std::string job = tmp / "job", db = tmp / "store.db";
     for (int r = 0; r < 4; ++r) write_rank(job, r, 2);
     // A user namespace of its own with room for 2 watches: job, monitor_output, then the first rank fails.
-    std::vector<std::string> argv = {on_path("unshare"), "-r", on_path("sh"), "-c",
-                                     "echo 2 > /proc/sys/user/max_inotify_watches && exec \"$@\"", "sh"};
+    std::vector<std::string> argv = {on_path("unshare"),
+                                     "-r",
+                                     on_path("sh"),
+                                     "-c",
+                                     "echo 2 > /proc/sys/user/max_inotify_watches && exec \"$@\"",
+                                     "sh"};
     for (auto& a : follow_args(job, db, "inotify")) argv.push_back(a);
     Background ingest(argv, tmp.path(), env);
     ASSERT_GE(wait_until([&] { return has_value(db, 3, 1, env); }, milliseconds(8000)).count(), 0) << ingest.err();
@@ -335,7 +345,8 @@ TEST(FsFaults, a_full_disk_under_the_store_pauses_ingest_visibly_and_it_resumes_
     const auto env = isolated_env(tmp);
     const std::string job = tmp / "job", db = tmp / "disk/store.db";
     // ~4 MB of rows: far more than 1.5 MiB of store.
-    auto sim = run({program("msmon"), "simulate", job, "--ranks", "4", "--params", "32", "--steps", "60", "--seed", "5"}, env);
+    auto sim =
+        run({program("msmon"), "simulate", job, "--ranks", "4", "--params", "32", "--steps", "60", "--seed", "5"}, env);
     ASSERT_EQ(sim.exit_code, 0) << sim.err;
     Background ingest(follow_args(job, db, "inotify"), tmp.path(), env);
     ASSERT_GE(wait_until([&] { return ingest.err().find("database or disk is full") != std::string::npos; },

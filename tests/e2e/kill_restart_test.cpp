@@ -4,7 +4,6 @@
 // files, value for value (msmon query) and row for row in every table (ids resolved to what they name).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -28,7 +28,9 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
 
 std::vector<std::string> sorted_lines(const std::string& text) {
     std::vector<std::string> lines;
@@ -111,8 +113,9 @@ void dump_samples(sqlite3* h, std::vector<std::string>& out, std::string& error)
                             sqlite3_column_int64(st, 0), rows);
         const std::string tensor = text(2) + "\t" + text(3) + "\t" + text(4) + "\t" + text(5) + "\t" + text(6);
         for (const auto& r : rows) {
-            std::string line = "sample\t" + tensor + "\t" + std::to_string(r.step) + "\t" + id_text(layouts, r.layout_id) +
-                               "\t" + id_text(texts, r.shape_id) + "\t" + id_text(texts, r.dtype_id);
+            std::string line = "sample\t" + tensor + "\t" + std::to_string(r.step) + "\t" +
+                               id_text(layouts, r.layout_id) + "\t" + id_text(texts, r.shape_id) + "\t" +
+                               id_text(texts, r.dtype_id);
             for (int k = 0; k < msmon::kMaxNumericOps; ++k) {
                 char buf[64];
                 std::snprintf(buf, sizeof buf, "\t%.17g", r.values[k]);
@@ -136,9 +139,11 @@ std::vector<std::string> dump_store(const std::string& db, std::string& error) {
         "LEFT JOIN run r ON r.id = t.run_id LEFT JOIN layout l ON l.id = t.layout_id",
         "SELECT 'file', f.path, r.path, f.kind, f.dev, f.ino, f.fp_len, f.fp_hash, f.offset, f.line, f.header, "
         "f.context FROM file f LEFT JOIN run r ON r.id = f.run_id",
-        "SELECT 'parse_issue', f.path, p.line, p.reason, p.excerpt FROM parse_issue p LEFT JOIN file f ON f.id = p.file_id",
+        "SELECT 'parse_issue', f.path, p.line, p.reason, p.excerpt FROM parse_issue p LEFT JOIN file f ON f.id = "
+        "p.file_id",
         "SELECT 'stack_info', r.path, s.module, s.stack FROM stack_info s LEFT JOIN run r ON r.id = s.run_id",
-        "SELECT 'event', r.path, e.rank, e.step, e.kind, e.time, e.message FROM event e LEFT JOIN run r ON r.id = e.run_id",
+        "SELECT 'event', r.path, e.rank, e.step, e.kind, e.time, e.message FROM event e LEFT JOIN run r ON r.id = "
+        "e.run_id",
         "SELECT 'anomaly', source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, reference, message, "
         "tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score FROM anomaly WHERE rule <> 'StalledRank'",
         "SELECT 'checkpoint', source_path, position, name, rank, epoch, step, times, healthy FROM checkpoint",
@@ -223,15 +228,19 @@ void expect_same_lines(const std::vector<std::string>& a, const std::vector<std:
         for (std::size_t i = 0; i < v.size() && i < 5; ++i) s += "\n  " + v[i];
         return s;
     };
-    EXPECT_TRUE(only_a.empty()) << what << ": " << only_a.size() << " only in the killed store, e.g." << examples(only_a);
-    EXPECT_TRUE(only_b.empty()) << what << ": " << only_b.size() << " only in the clean store, e.g." << examples(only_b);
+    EXPECT_TRUE(only_a.empty()) << what << ": " << only_a.size() << " only in the killed store, e.g."
+                                << examples(only_a);
+    EXPECT_TRUE(only_b.empty()) << what << ": " << only_b.size() << " only in the clean store, e.g."
+                                << examples(only_b);
 }
 
 // Catches the killed store up with one plain ingest, ingests the same tree into a fresh store, and compares the two:
 // `msmon query` output line by line and every table row by row. Returns the number of values and rows compared.
 std::pair<std::size_t, std::size_t> compare_with_clean_ingest(const TempDir& tmp, const std::string& job,
-                                                              const std::string& db, const std::vector<std::string>& extra,
-                                                              const std::map<std::string, std::string>& env, int kills) {
+                                                              const std::string& db,
+                                                              const std::vector<std::string>& extra,
+                                                              const std::map<std::string, std::string>& env,
+                                                              int kills) {
     std::vector<std::string> args = {program("msmon"), "ingest", job, "--db", db, "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto last = run(args, env);
@@ -293,11 +302,12 @@ constexpr const char* kMonitorConfig =
  "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}, {"rule_name": "AnomalyNan"}],
            "dump": false}})";
 
-// A spike on every rank, then one rank at a time out of line (a NaN or gradients x100): cross-rank outliers
-// every 20 steps, judged once all ranks have passed the step.
+// A spike on every rank, then one rank at a time out of line (a corrupt batch or gradients x100): cross-rank
+// outliers every 20 steps, judged once all ranks have passed the step; a NaN near the end (it reaches every rank
+// and stays).
 constexpr const char* kFaults =
-    "spike@10,nan@20:r3,spike@40:r2,spike@60:r1,nan@80:r0,spike@100:r3,spike@120:r0,nan@140:r1,spike@160:r2,"
-    "spike@180:r1,nan@200:r2,spike@220:r0,nan@240:r3";
+    "spike@10,baddata@20:r3,spike@40:r2,spike@60:r1,baddata@80:r0,spike@100:r3,spike@120:r0,baddata@140:r1,"
+    "spike@160:r2,spike@180:r1,baddata@200:r2,spike@220:r0,nan@230:r3";
 
 TEST(KillRestart, store_after_160_or_more_sigkills_of_ingest_equals_a_clean_ingest) {
     TempDir tmp;
@@ -307,15 +317,27 @@ TEST(KillRestart, store_after_160_or_more_sigkills_of_ingest_equals_a_clean_inge
     write_file(config, kMonitorConfig);
     const auto env = isolated_env(tmp);
     const auto t0 = Clock::now();
-    // ~24 s of live writing: 4 ranks, 6 params with activations, MindFormers logs and the health file, the faults
-    // above, 100 ms steps, 5 steps per CSV file (rows appended to open files).
-    Background sim({program("msmon"), "simulate", job, "--ranks", "4", "--params", "6", "--steps", "240", "--step-ms",
+    // ~32 s of live writing: 4 ranks, 6 params with activations, MindFormers logs and the health file, the faults
+    // above, 100 ms steps, 5 steps per CSV file (rows appended to open files). Half the kills must land in it: a
+    // kill cycle (start, kill, integrity_check) took ~0.3 s on a busy machine, and 24 s once gave 78 of 80.
+    Background sim({program("msmon"), "simulate", job, "--ranks", "4", "--params", "6", "--steps", "320", "--step-ms",
                     "100", "--record-steps", "5", "--xy", "--logs", "--health", "--faults", kFaults},
                    tmp.path(), env);
     std::mt19937 rng(20261122);
     // A quarter of the kills land in start-up (opening, migrating, scanning), the rest while it follows and commits.
     std::uniform_int_distribution<int> early_ms(1, 60), later_ms(60, 300);
     std::bernoulli_distribution early(0.25);
+#ifdef MSMON_SANITIZED
+    // An instrumented build catches up on the backlog 2-4x slower: one kill in ten waits long enough for a commit
+    // (CI once saw 0 of 160 kills land after one with 300 ms at most).
+    std::uniform_int_distribution<int> long_ms(1500, 3000);
+    std::bernoulli_distribution long_wait(0.1);
+    constexpr int kLiveShare = 4;  // fewer kills fit in the live run
+#else
+    std::uniform_int_distribution<int> long_ms(0, 0);
+    std::bernoulli_distribution long_wait(0.0);
+    constexpr int kLiveShare = 2;
+#endif
     KillLedger ledger;
     int live_kills = 0;
     constexpr int kKills = 160;
@@ -327,7 +349,7 @@ TEST(KillRestart, store_after_160_or_more_sigkills_of_ingest_equals_a_clean_inge
         Background ingest({program("msmon"), "ingest", job, "--follow", "--db", db, "--monitor-config", config},
                           tmp.path(), env);
         // After the run ended: kills during the catch-up of what is left, at half the delay.
-        const int delay = early(rng) ? early_ms(rng) : later_ms(rng);
+        const int delay = long_wait(rng) ? long_ms(rng) : early(rng) ? early_ms(rng) : later_ms(rng);
         std::this_thread::sleep_for(milliseconds(sim_running ? delay : delay / 2));
         ingest.signal(SIGKILL);
         const int rc = ingest.wait(milliseconds(5000));
@@ -340,7 +362,7 @@ TEST(KillRestart, store_after_160_or_more_sigkills_of_ingest_equals_a_clean_inge
     const auto [values, rows] =
         compare_with_clean_ingest(tmp, job, db, {"--monitor-config", config}, env, ledger.kills);
     EXPECT_GE(ledger.kills, kKills);
-    EXPECT_GE(live_kills, kKills / 2) << "the simulated run ended too early";
+    EXPECT_GE(live_kills, kKills / kLiveShare) << "the simulated run ended too early";
 #ifdef MSMON_SANITIZED
     // An instrumented build commits its first batch after a restart 2-4x later, so few kills land after one (3 of
     // 160 in CI). The normal build asserts the test's reach (1 in 8); here it looks for memory errors on the same
@@ -349,11 +371,11 @@ TEST(KillRestart, store_after_160_or_more_sigkills_of_ingest_equals_a_clean_inge
 #else
     EXPECT_GE(ledger.after_commit, kKills / 8) << "too few kills landed after a commit";
 #endif
-    std::printf("[ kills    ] %d SIGKILLs of msmon ingest --follow (%d during the live run, %d after new rows were "
-                "committed), integrity_check ok after each; %zu values (msmon query) and %zu store rows compared, "
-                "%.1f s killing + %.1f s comparing\n",
-                ledger.kills, live_kills, ledger.after_commit, values, rows, seconds(t1 - t0),
-                seconds(Clock::now() - t1));
+    std::printf(
+        "[ kills    ] %d SIGKILLs of msmon ingest --follow (%d during the live run, %d after new rows were "
+        "committed), integrity_check ok after each; %zu values (msmon query) and %zu store rows compared, "
+        "%.1f s killing + %.1f s comparing\n",
+        ledger.kills, live_kills, ledger.after_commit, values, rows, seconds(t1 - t0), seconds(Clock::now() - t1));
 }
 
 // The pid of the process whose pid `path` holds, once it is written.
@@ -442,11 +464,12 @@ TEST(KillRestart, store_after_64_or_more_sigkills_of_the_tui_equals_a_clean_inge
     EXPECT_GE(ledger.kills, kKills);
     EXPECT_GE(live_kills, kKills / 2) << "the simulated run ended too early";
     EXPECT_GE(drawn_kills, kKills / 2);
-    std::printf("[ kills    ] %d SIGKILLs of msmon-tui in tmux (%d during the live run, %d after its first frame, %d "
-                "after new rows were committed), integrity_check ok after each; %zu values (msmon query) and %zu store "
-                "rows compared, %.1f s killing + %.1f s comparing\n",
-                ledger.kills, live_kills, drawn_kills, ledger.after_commit, values, rows, seconds(t1 - t0),
-                seconds(Clock::now() - t1));
+    std::printf(
+        "[ kills    ] %d SIGKILLs of msmon-tui in tmux (%d during the live run, %d after its first frame, %d "
+        "after new rows were committed), integrity_check ok after each; %zu values (msmon query) and %zu store "
+        "rows compared, %.1f s killing + %.1f s comparing\n",
+        ledger.kills, live_kills, drawn_kills, ledger.after_commit, values, rows, seconds(t1 - t0),
+        seconds(Clock::now() - t1));
 }
 
 // A cross-rank group is judged once every rank has passed its step; the last step's never is while the run is
@@ -457,7 +480,10 @@ TEST(KillRestart, a_cross_rank_group_waiting_when_ingest_is_killed_is_judged_aft
     const std::string job = tmp / "job";
     const auto env = isolated_env(tmp);
     ASSERT_EQ(run({program("msmon"), "simulate", job, "--ranks", "4", "--steps", "6", "--params", "4", "--faults",
-                   "spike@5:r2"}, env).exit_code, 0);
+                   "spike@5:r2"},
+                  env)
+                  .exit_code,
+              0);
     auto outliers = [&](const std::string& db) {
         auto r = run({program("msmon"), "anomalies", "--db", db, "--format", "json"}, env);
         EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -472,7 +498,7 @@ TEST(KillRestart, a_cross_rank_group_waiting_when_ingest_is_killed_is_judged_aft
     const long long rows = inspect(clean_db).rows;
     ASSERT_GT(rows, 0);
     const auto expected = outliers(clean_db);
-    ASSERT_EQ(expected.size(), 2u);  // grad_reduced and grad_unreduced norms of rank 2 at step 5
+    ASSERT_EQ(expected.size(), 1u);  // rank 2's own gradients at step 5 (grad_reduced is the same on every rank)
 
     const std::string db = tmp / "killed.db";
     Background ingest({program("msmon"), "ingest", job, "--follow", "--db", db}, tmp.path(), env);

@@ -21,8 +21,7 @@ using std::chrono::milliseconds;
 const std::string kV1Header = "vpp_stage,name,step,norm,min,max,mean,shape,dtype\n";
 
 std::string v1_row(const std::string& name, int step, const std::string& norm) {
-    return "0," + name + "," + std::to_string(step) + "," + norm +
-           ",-0.5,0.5,0.001,\"[16, 8]\",torch.float32\n";
+    return "0," + name + "," + std::to_string(step) + "," + norm + ",-0.5,0.5,0.001,\"[16, 8]\",torch.float32\n";
 }
 
 // ---- monitor_v2 -------------------------------------------------------------------------------------------
@@ -102,8 +101,7 @@ TEST(LayoutDiscovery, monitor_v2_crlf_rank_folders_give_exact_values_with_slug_a
 
     auto q = run({program("msmon"), "query", "--db", db}, env);
     ASSERT_EQ(q.exit_code, 0) << q.err;
-    EXPECT_EQ(q.out.find('\r'), std::string::npos) << "a carriage return leaked into the query output:\n"
-                                                   << q.out;
+    EXPECT_EQ(q.out.find('\r'), std::string::npos) << "a carriage return leaked into the query output:\n" << q.out;
     std::string error;
     const auto rows = parse_query_csv(q.out, error);
     ASSERT_TRUE(error.empty()) << error;
@@ -123,18 +121,16 @@ TEST(LayoutDiscovery, monitor_v2_crlf_rank_folders_give_exact_values_with_slug_a
             << key << ": file has '" << value << "', query gave '" << it->second << "'";
     }
     for (const auto& [key, value] : got)
-        EXPECT_TRUE(expected.count(key))
-            << "query printed a value that is in no file: " << key << " = " << value;
+        EXPECT_TRUE(expected.count(key)) << "query printed a value that is in no file: " << key << " = " << value;
 
     // The mapped kinds are what --kind filters on.
     auto reduced = query_rows(db, {"--kind", "grad_reduced", "--op", "norm"}, env, error);
     ASSERT_TRUE(error.empty()) << error;
     std::set<std::string> names;
     for (const auto& r : reduced) names.insert(r.rank + ":" + r.name + "@" + r.step);
-    EXPECT_EQ(names, (std::set<std::string>{"0:0:decoder.layers.0.mlp.linear_fc1.weight@0",
-                                            "0:0:decoder.layers.0.mlp.linear_fc1.weight@1",
-                                            "0:embedding.word_embeddings.weight@1",
-                                            "1:0:decoder.layers.0.mlp.linear_fc1.weight@0"}));
+    EXPECT_EQ(names, (std::set<std::string>{
+                         "0:0:decoder.layers.0.mlp.linear_fc1.weight@0", "0:0:decoder.layers.0.mlp.linear_fc1.weight@1",
+                         "0:embedding.word_embeddings.weight@1", "1:0:decoder.layers.0.mlp.linear_fc1.weight@0"}));
 
     auto json = run({program("msmon"), "query", "--db", db, "--format", "json"}, env);
     ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -197,9 +193,8 @@ TEST(LayoutDiscovery, rank_folder_given_directly_is_read_with_the_rank_from_its_
                to_crlf("vpp_stage,step,module_name,scope,micro_step,min,max,mean,norm,nans\n"
                        "0,0,0:w,reduced,1,-0.5,0.5,0.0,0.875,0.0\n"));
 
-    for (const auto& [dir, rank, norm] :
-         {std::tuple<std::string, std::string, std::string>{v1, "5", "0.625"},
-          std::tuple<std::string, std::string, std::string>{v2, "3", "0.875"}}) {
+    for (const auto& [dir, rank, norm] : {std::tuple<std::string, std::string, std::string>{v1, "5", "0.625"},
+                                          std::tuple<std::string, std::string, std::string>{v2, "3", "0.875"}}) {
         const std::string db = dir + ".db";
         auto ingest = run({program("msmon"), "ingest", dir, "--db", db, "--json"}, env);
         ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
@@ -231,13 +226,11 @@ TEST_P(EmptyRankFolder, given_directly_before_its_first_file_it_is_followed_as_t
         write_file(dir + "/weight_grad_step0-0.csv",
                    to_crlf("vpp_stage,step,module_name,scope,micro_step,min,max,mean,norm,nans\n"
                            "0,0,0:w,reduced,1,-0.5,0.5,0.0,0.875,0.0\n"));
-    else
-        write_file(dir + "/grad_reduced_0-0.csv", kV1Header + v1_row("0:w", 0, "0.875"));
+    else write_file(dir + "/grad_reduced_0-0.csv", kV1Header + v1_row("0:w", 0, "0.875"));
     auto seen = [&] {
         std::string error;
         auto rows = query_rows(db, {"--op", "norm"}, env, error);
-        return rows.size() == 1 && rows[0].rank == "3" && rows[0].kind == "grad_reduced" &&
-               rows[0].value == "0.875";
+        return rows.size() == 1 && rows[0].rank == "3" && rows[0].kind == "grad_reduced" && rows[0].value == "0.875";
     };
     EXPECT_GE(wait_until(seen, milliseconds(2000)).count(), 0)
         << "the first file written into the followed rank folder was never read; stderr: " << ingest.err();

@@ -68,14 +68,12 @@ TEST(MalformedInput, ragged_cc_rows_and_bad_numbers_are_counted_logged_with_file
         const std::string mark = canonical + ":" + std::to_string(line) + ":";
         if (bad_lines.count(line))
             EXPECT_NE(log.find(mark), std::string::npos) << "log does not name " << mark << "\n" << log;
-        else
-            EXPECT_EQ(log.find(mark), std::string::npos) << "log names a good line " << mark;
+        else EXPECT_EQ(log.find(mark), std::string::npos) << "log names a good line " << mark;
     }
 
     // The store keeps them too.
     auto issues = sqlite_rows(
-        db, "SELECT f.path, i.line FROM parse_issue i JOIN file f ON f.id = i.file_id ORDER BY i.line",
-        error);
+        db, "SELECT f.path, i.line FROM parse_issue i JOIN file f ON f.id = i.file_id ORDER BY i.line", error);
     ASSERT_TRUE(error.empty()) << error;
     std::set<int> issue_lines;
     for (const auto& i : issues) {

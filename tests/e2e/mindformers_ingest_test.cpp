@@ -40,29 +40,40 @@ TEST(MindFormersIngest, rendered_fixture_lands_as_the_spec_says) {
     fs::copy_file(src + "/worker_0.log", out + "/msrun_log/worker_0.log");
     fs::copy_file(src + "/health_ckpts.json", out + "/health_ckpts.json");
     const std::string db = tmp / "store.db";
-    auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db, "--json"}, {{"XDG_STATE_HOME", tmp / "state"}});
+    auto ingest =
+        run({program("msmon"), "ingest", tmp / "job", "--db", db, "--json"}, {{"XDG_STATE_HOME", tmp / "state"}});
     ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
     EXPECT_NE(ingest.out.find("\"errors\": 0"), std::string::npos) << ingest.out;
 
     const auto v = query_map(db);
     const std::map<std::string, std::string> expected = {
         // §7.2 rank 7, step 10: the step line, progress and every TrainingStateMonitor metric.
-        {"7|loss||10|", "7.123456"}, {"7|per_step_time||10|", "1752"}, {"7|lr||10|", "9.981987e-06"},
-        {"7|overflow||10|", "0"}, {"7|loss_scale||10|", "1"}, {"7|global_norm||10|", "1.5083363"},
-        {"7|throughput||10|", "170.738"}, {"7|samples_per_second||10|", "1.14155"},
+        {"7|loss||10|", "7.123456"},
+        {"7|per_step_time||10|", "1752"},
+        {"7|lr||10|", "9.981987e-06"},
+        {"7|overflow||10|", "0"},
+        {"7|loss_scale||10|", "1"},
+        {"7|global_norm||10|", "1.5083363"},
+        {"7|throughput||10|", "170.738"},
+        {"7|samples_per_second||10|", "1.14155"},
         {"7|local_norm|model.layers.0.attention.wq.weight|10|", "0.01873346"},
         {"7|local_norm|model.layers.0.feed_forward.w1.weight|10|", "0.04112874"},
         {"7|local_norm|model.layers.0.attention_norm.weight|10|", "0.0007215"},
         {"7|device_local_norm||10|", "1.3920451"},
-        {"7|local_loss|lm|10|0", "7.135756"}, {"7|local_loss|lm|10|1", "7.111556"},
+        {"7|local_loss|lm|10|0", "7.135756"},
+        {"7|local_loss|lm|10|1", "7.111556"},
         {"7|adam_m_norm|model.layers.0.attention.wq.weight|10|", "0.00215328112244606"},
         {"7|adam_v_norm|model.layers.0.attention.wq.weight|10|", "3.1852999882175936e-07"},
-        {"7|weight_norm||10|", "1203.8817138671875"}, {"7|throughput_linearity||10|", "0.9926543577526307"},
+        {"7|weight_norm||10|", "1203.8817138671875"},
+        {"7|throughput_linearity||10|", "0.9926543577526307"},
         {"7|device_accum_local_loss|lm|10|", "14.247312"},
         // §7.1 rank 0 (pipeline stage 0): global norm and embedding norm per step, but loss 0 is not a loss.
-        {"0|global_norm||3|", "47.329006"}, {"0|global_norm||4|", "51.204178"},
-        {"0|embedding_local_norm||3|", "260.10452"}, {"0|embedding_local_norm||4|", "313.8564"},
-        {"0|throughput||3|", "62.178"}, {"0|per_step_time||4|", "7629"},
+        {"0|global_norm||3|", "47.329006"},
+        {"0|global_norm||4|", "51.204178"},
+        {"0|embedding_local_norm||3|", "260.10452"},
+        {"0|embedding_local_norm||4|", "313.8564"},
+        {"0|throughput||3|", "62.178"},
+        {"0|per_step_time||4|", "7629"},
     };
     for (const auto& [key, value] : expected) {
         auto it = v.find(key);
@@ -89,11 +100,14 @@ TEST(MindFormersIngest, rendered_fixture_lands_as_the_spec_says) {
     bool stop_text = false;
     for (const auto& e : h["events"])
         if (e["kind"] == "stop")
-            stop_text = e["step"] == 4 && e["message"].get<std::string>().find("ValueError: Current global norm [51.204178] of step 4") != std::string::npos;
+            stop_text = e["step"] == 4 &&
+                        e["message"].get<std::string>().find("ValueError: Current global norm [51.204178] of step 4") !=
+                            std::string::npos;
     EXPECT_TRUE(stop_text) << h["events"].dump();
 }
 
-const std::string kPrefix = "[INFO] 2026-07-24 14:20:06,869 [mindformers/core/callback/callback.py:747] print_output_info: ";
+const std::string kPrefix =
+    "[INFO] 2026-07-24 14:20:06,869 [mindformers/core/callback/callback.py:747] print_output_info: ";
 const std::string kTsm = "[INFO] 2026-07-24 14:20:06,872 [mindformers/core/callback/callback.py:1496] _to_log: ";
 
 std::string step_line(int step, const std::string& loss, const std::string& gnorm) {
@@ -115,16 +129,18 @@ TEST(MindFormersIngest, restarts_rotation_tracebacks_and_bad_lines_from_bytes_wr
     write_file(info + ".1", step_line(1, "9.500000", "2.5") + step_line(2, "9.250000", "2.25"));
     write_file(info, step_line(3, "9.000000", "2.0") + kPrefix.substr(0, kPrefix.find("print_output_info")) +
                          "run_mindformer.py:69] <module>: Running MindFormers in GRAPH_MODE.\n" +
-                         step_line(3, "8.900000", "1.9") + kTsm + "Epoch:[  1/  2], step:[    3/ 6500] micro_local_lm_loss: [8.5]\n" +
-                         kTsm + "Epoch:[  1/  2], step:[    3/ 6500] micro_local_lm_loss: [8.25]\n" +
-                         kPrefix + "{ Epoch:[  1/  2], step:[    4/ 6500], loss: garbage\n");
+                         step_line(3, "8.900000", "1.9") + kTsm +
+                         "Epoch:[  1/  2], step:[    3/ 6500] micro_local_lm_loss: [8.5]\n" + kTsm +
+                         "Epoch:[  1/  2], step:[    3/ 6500] micro_local_lm_loss: [8.25]\n" + kPrefix +
+                         "{ Epoch:[  1/  2], step:[    4/ 6500], loss: garbage\n");
     // A traceback written in two parts: nothing until its exception line arrives.
     write_file(worker, "Traceback (most recent call last):\n  File \"run_mindformer.py\", line 354, in <module>\n");
     write_file(out + "/health_ckpts.json", "[\n    {\n        \"is_health\": 0,\n");  // caught mid-write
     const std::string db = tmp / "store.db";
     Background follow({program("msmon"), "ingest", tmp / "job", "--follow", "--db", db, "--json"}, tmp.path(),
                       {{"XDG_STATE_HOME", tmp / "state"}});
-    ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||3|"); }, std::chrono::milliseconds(5000)).count(), 0);
+    ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||3|"); }, std::chrono::milliseconds(5000)).count(),
+              0);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     append_file(worker, "    raise RuntimeError(\"device lost\")\nRuntimeError: device lost\n");
     write_file(out + "/health_ckpts.json",
@@ -134,7 +150,9 @@ TEST(MindFormersIngest, restarts_rotation_tracebacks_and_bad_lines_from_bytes_wr
         if (h.exit_code != 0) return false;
         const Json j = Json::parse(h.out);
         bool err = false;
-        for (const auto& e : j["events"]) err = err || (e["kind"] == "error" && e["message"].get<std::string>().find("RuntimeError: device lost") != std::string::npos);
+        for (const auto& e : j["events"])
+            err = err || (e["kind"] == "error" &&
+                          e["message"].get<std::string>().find("RuntimeError: device lost") != std::string::npos);
         return err && j["checkpoints"].size() == 1 && j["latest_healthy"] == "m_rank_0-3_1.safetensors";
     };
     EXPECT_GE(wait_until(health_has_error, std::chrono::milliseconds(5000)).count(), 0);
@@ -153,6 +171,61 @@ TEST(MindFormersIngest, restarts_rotation_tracebacks_and_bad_lines_from_bytes_wr
     EXPECT_NE(log.find("info.log:6: unrecognised step or metric line"), std::string::npos) << log;
 }
 
+// A rotated log is never read twice: renamed while msmon was stopped (Python's RotatingFileHandler: info.log ->
+// info.log.1, a new info.log), or copied and truncated while it follows (logrotate's copytruncate). Before, the
+// segment was read again from byte 0: its start event was stored twice and Health showed a relaunch that never
+// happened.
+std::map<std::string, int> event_kinds(const std::string& db) {
+    auto h = run({program("msmon"), "health", "--db", db, "--format", "json"});
+    std::map<std::string, int> kinds;
+    EXPECT_EQ(h.exit_code, 0) << h.err;
+    if (h.exit_code != 0) return kinds;
+    const Json doc = Json::parse(h.out);
+    for (const auto& e : doc["events"]) ++kinds[e["kind"].get<std::string>()];
+    return kinds;
+}
+
+const std::string kStart =
+    "[INFO] 2026-07-24 14:20:00,000 [mindformers/run_mindformer.py:69] <module>: Running MindFormers in GRAPH_MODE.\n";
+
+TEST(MindFormersIngest, a_log_renamed_while_msmon_was_stopped_is_not_read_again) {
+    TempDir tmp;
+    const std::string dir = tmp / "job/output/log/rank_0", db = tmp / "store.db";
+    fs::create_directories(dir);
+    write_file(dir + "/info.log", kStart + step_line(1, "9.500000", "2.5") + step_line(2, "9.250000", "2.25"));
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}).exit_code, 0);
+    EXPECT_EQ(event_kinds(db)["start"], 1);
+    fs::rename(dir + "/info.log", dir + "/info.log.1");
+    write_file(dir + "/info.log", step_line(3, "9.000000", "2.0"));
+    auto again = run({program("msmon"), "ingest", tmp / "job", "--db", db});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(event_kinds(db)["start"], 1) << "the renamed segment was read again";
+    const auto v = query_map(db);
+    EXPECT_EQ(v.at("0|loss||1|"), "9.5");
+    EXPECT_EQ(v.at("0|loss||3|"), "9");
+}
+
+TEST(MindFormersIngest, a_log_copied_and_truncated_while_followed_is_not_read_again) {
+    TempDir tmp;
+    const std::string dir = tmp / "job/output/log/rank_0", db = tmp / "store.db";
+    fs::create_directories(dir);
+    const std::string first = kStart + step_line(1, "9.500000", "2.5") + step_line(2, "9.250000", "2.25");
+    write_file(dir + "/info.log", first);
+    Background follow({program("msmon"), "ingest", tmp / "job", "--follow", "--db", db}, tmp.path(),
+                      {{"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||2|"); }, std::chrono::milliseconds(5000)).count(),
+              0);
+    write_file(dir + "/info.log.1", first);  // cp info.log info.log.1
+    write_file(dir + "/info.log", "");       // : > info.log
+    append_file(dir + "/info.log", step_line(3, "9.000000", "2.0"));
+    ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||3|"); }, std::chrono::milliseconds(5000)).count(),
+              0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    follow.signal(SIGTERM);
+    ASSERT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
+    EXPECT_EQ(event_kinds(db)["start"], 1) << "the copy was read again; msmon's stderr: " << follow.err();
+}
+
 }  // namespace
 }  // namespace msmon::test
 
@@ -164,9 +237,27 @@ class SimulatedMindFormers : public ::testing::TestWithParam<std::string> {};
 TEST_P(SimulatedMindFormers, rotation_restart_and_stop_ingest_with_no_malformed_line) {
     TempDir tmp;
     const std::string job = tmp / "job", db = tmp / "store.db";
-    auto sim = run({program("msmon"), "simulate", job, "--ranks", "4", "--steps", "40", "--params", "4", "--logs",
-                    "--health", "--log-variant", GetParam(), "--log-max-bytes", "6000", "--restart-at", "15",
-                    "--ckpt-every", "5", "--faults", "spike@8,stop@30"});
+    auto sim = run({program("msmon"),
+                    "simulate",
+                    job,
+                    "--ranks",
+                    "4",
+                    "--steps",
+                    "40",
+                    "--params",
+                    "4",
+                    "--logs",
+                    "--health",
+                    "--log-variant",
+                    GetParam(),
+                    "--log-max-bytes",
+                    "6000",
+                    "--restart-at",
+                    "15",
+                    "--ckpt-every",
+                    "5",
+                    "--faults",
+                    "spike@8,stop@30"});
     ASSERT_EQ(sim.exit_code, 0) << sim.err;
     EXPECT_FALSE(find_files(job + "/output/log/rank_0", ".log.1").empty()) << "no rotation happened";
     auto ingest = run({program("msmon"), "ingest", job, "--db", db, "--json"}, {{"XDG_STATE_HOME", tmp / "state"}});

@@ -68,8 +68,8 @@ ParsedLog parse_log(const std::string& path, LogPrefix expected) {
         if (h.prefix == LogPrefix::none) {
             p.raw.push_back(line);
             if (is_traceback_start(line)) in_traceback = true;
-            const bool dump_line = in_dump && !line.empty() &&
-                                   (line == "local_norm:" || line.front() == '[' || line.front() == ' ');
+            const bool dump_line =
+                in_dump && !line.empty() && (line == "local_norm:" || line.front() == '[' || line.front() == ' ');
             EXPECT_TRUE(dump_line || in_traceback) << path << ": stray line without a prefix: " << line;
             if (in_traceback && is_exception_line(line)) {
                 auto s = parse_spike_line(line);
@@ -254,8 +254,8 @@ TEST(MindFormersSimulator, every_line_of_every_variant_parses_with_the_project_p
         SCOPED_TRACE("variant " + variant);
         TempDir tmp;
         const std::string out = tmp / "job";
-        auto r = simulate(out, {"--ranks", "4", "--steps", "24", "--params", "4", "--logs", "--log-variant",
-                                variant, "--faults", "spike@5,nan@9"});
+        auto r = simulate(out, {"--ranks", "4", "--steps", "24", "--params", "4", "--logs", "--log-variant", variant,
+                                "--faults", "spike@5,nan@9"});
         ASSERT_EQ(r.exit_code, 0) << r.err;
         const std::string logger = "mindformers" + fs::canonical(out + "/output/log").string() + "[";
         for (int rank = 0; rank < 4; ++rank) {
@@ -318,9 +318,8 @@ TEST(MindFormersSimulator, every_line_of_every_variant_parses_with_the_project_p
             for (const auto& t : info.tsm) tags[t.tag].insert(t.global_step);
             const std::string layer = stage0 ? "model.layers.0." : "model.layers.1.";
             for (const std::string& tag :
-                 {"local_norm/" + layer + "attention.wq.weight",
-                  "local_norm/" + layer + "feed_forward.w1.weight", std::string("device_local_norm"),
-                  "adam_m_norm/" + layer + "attention.wq.weight",
+                 {"local_norm/" + layer + "attention.wq.weight", "local_norm/" + layer + "feed_forward.w1.weight",
+                  std::string("device_local_norm"), "adam_m_norm/" + layer + "attention.wq.weight",
                   "adam_v_norm/" + layer + "attention.wq.weight", std::string("weight_norm"),
                   std::string("throughput_linearity")})
                 EXPECT_EQ(tags[tag].size(), 24u) << tag;
@@ -351,8 +350,7 @@ TEST(MindFormersSimulator, every_line_of_every_variant_parses_with_the_project_p
 TEST(MindFormersSimulator, rotation_renames_info_log_to_five_numbered_backups) {
     TempDir tmp;
     const std::string out = tmp / "job";
-    auto r = simulate(
-        out, {"--ranks", "2", "--steps", "40", "--params", "2", "--logs", "--log-max-bytes", "6000"});
+    auto r = simulate(out, {"--ranks", "2", "--steps", "40", "--params", "2", "--logs", "--log-max-bytes", "6000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (int rank = 0; rank < 2; ++rank) {
         const std::string base = info_log(out, rank);
@@ -386,8 +384,8 @@ TEST(MindFormersSimulator, rotation_renames_info_log_to_five_numbered_backups) {
 TEST(MindFormersSimulator, restart_appends_startup_markers_and_resumes_the_numbering) {
     TempDir tmp;
     const std::string out = tmp / "job";
-    auto r = simulate(out, {"--ranks", "2", "--steps", "15", "--params", "2", "--logs", "--health",
-                            "--ckpt-every", "5", "--restart-at", "7"});
+    auto r = simulate(out, {"--ranks", "2", "--steps", "15", "--params", "2", "--logs", "--health", "--ckpt-every", "5",
+                            "--restart-at", "7"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (int rank = 0; rank < 2; ++rank) {
         for (const auto& path : {info_log(out, rank), worker_log(out, rank)}) {
@@ -406,8 +404,7 @@ TEST(MindFormersSimulator, restart_appends_startup_markers_and_resumes_the_numbe
             EXPECT_EQ(starts[0], 0u);
             EXPECT_GT(starts[1], step7) << path;
             EXPECT_LT(starts[1], step8) << path;
-            EXPECT_EQ(
-                std::count(p.messages.begin(), p.messages.end(), ".........Training Over!............."), 1);
+            EXPECT_EQ(std::count(p.messages.begin(), p.messages.end(), ".........Training Over!............."), 1);
             // The relaunch compiles the graph again: its first step is slow.
             ASSERT_TRUE(step_at(p, 8) && step_at(p, 9));
             EXPECT_GT(step_at(p, 8)->per_step_ms.value_or(0), 100000.0);
@@ -418,16 +415,15 @@ TEST(MindFormersSimulator, restart_appends_startup_markers_and_resumes_the_numbe
     auto doc = nlohmann::json::parse(read_file(out + "/output/health_ckpts.json"));
     std::vector<std::string> names;
     for (const auto& e : doc) names.push_back(e["ckpt_name"]);
-    EXPECT_EQ(names, (std::vector<std::string>{"llama3_1_8b_rank_0-5_1.safetensors",
-                                               "llama3_1_8b_rank_0_1-10_1.safetensors",
-                                               "llama3_1_8b_rank_0_1-15_1.safetensors"}));
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"llama3_1_8b_rank_0-5_1.safetensors", "llama3_1_8b_rank_0_1-10_1.safetensors",
+                                        "llama3_1_8b_rank_0_1-15_1.safetensors"}));
 }
 
 TEST(MindFormersSimulator, stop_fault_ends_the_job_with_the_value_error_traceback) {
     TempDir tmp;
     const std::string out = tmp / "job";
-    auto r =
-        simulate(out, {"--ranks", "4", "--steps", "30", "--params", "3", "--logs", "--faults", "stop@12"});
+    auto r = simulate(out, {"--ranks", "4", "--steps", "30", "--params", "3", "--logs", "--faults", "stop@12"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("stopped at step 12"), std::string::npos) << r.out;
     for (int rank = 0; rank < 4; ++rank) {
@@ -440,16 +436,13 @@ TEST(MindFormersSimulator, stop_fault_ends_the_job_with_the_value_error_tracebac
         ASSERT_EQ(info.spikes.size(), 1u) << "only step 11 logs the consecutive count";
         EXPECT_EQ(info.spikes[0].step, 11);
         EXPECT_EQ(info.spikes[0].count, 1);
-        EXPECT_EQ(info.messages.back().rfind("opt_global_step: ", 0), 0u)
-            << "the skip line is the last record";
-        EXPECT_EQ(
-            std::count(info.messages.begin(), info.messages.end(), ".........Training Over!............."),
-            0);
+        EXPECT_EQ(info.messages.back().rfind("opt_global_step: ", 0), 0u) << "the skip line is the last record";
+        EXPECT_EQ(std::count(info.messages.begin(), info.messages.end(), ".........Training Over!............."), 0);
 
         const std::string wtext = read_file(worker_log(out, rank));
         const auto lines = lines_of(wtext);
-        const auto tb = std::find_if(lines.begin(), lines.end(),
-                                     [](const std::string& l) { return is_traceback_start(l); });
+        const auto tb =
+            std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return is_traceback_start(l); });
         ASSERT_NE(tb, lines.end()) << "no traceback in worker_" << rank << ".log";
         EXPECT_EQ(parse_log_head(*(tb - 1)).message.substr(0, 17), "opt_global_step: ");
         EXPECT_TRUE(is_exception_line(lines.back())) << lines.back();
@@ -482,8 +475,7 @@ TEST(MindFormersSimulator, stop_fault_ends_the_job_with_the_value_error_tracebac
 TEST(MindFormersSimulator, two_consecutive_spikes_stop_the_job_like_mindformers) {
     TempDir tmp;
     const std::string out = tmp / "job";
-    auto r = simulate(
-        out, {"--ranks", "2", "--steps", "20", "--params", "2", "--logs", "--faults", "spike@6,spike@7"});
+    auto r = simulate(out, {"--ranks", "2", "--steps", "20", "--params", "2", "--logs", "--faults", "spike@6,spike@7"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const ParsedLog info = parse_log(info_log(out, 1), LogPrefix::file_sink);
     EXPECT_EQ(step_numbers(info), range(1, 7));
@@ -493,19 +485,17 @@ TEST(MindFormersSimulator, two_consecutive_spikes_stop_the_job_like_mindformers)
     EXPECT_EQ(worker.spikes.back().step, 7);
 }
 
-TEST(MindFormersSimulator,
-     health_json_is_rank_zeros_indent_4_array_and_a_spike_makes_a_checkpoint_unhealthy) {
+TEST(MindFormersSimulator, health_json_is_rank_zeros_indent_4_array_and_a_spike_makes_a_checkpoint_unhealthy) {
     TempDir tmp;
     const std::string out = tmp / "job";
-    auto r = simulate(out, {"--ranks", "4", "--steps", "20", "--params", "2", "--logs", "--health",
-                            "--ckpt-every", "5", "--faults", "spike@10"});
+    auto r = simulate(out, {"--ranks", "4", "--steps", "20", "--params", "2", "--logs", "--health", "--ckpt-every", "5",
+                            "--faults", "spike@10"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string text = read_file(out + "/output/health_ckpts.json");
     std::string expected = "[";
     const int health[] = {0, 1, 0, 0};
     for (int i = 0; i < 4; ++i) {
-        expected += std::string(i ? "," : "") +
-                    "\n    {\n        \"is_health\": " + std::to_string(health[i]) +
+        expected += std::string(i ? "," : "") + "\n    {\n        \"is_health\": " + std::to_string(health[i]) +
                     ",\n        \"ckpt_name\": \"llama3_1_8b_rank_0-" + std::to_string(5 * (i + 1)) +
                     "_1.safetensors\"\n    }";
     }
@@ -526,18 +516,14 @@ TEST(MindFormersSimulator,
         }
         std::vector<std::string> finish;
         for (const auto& m : info.messages)
-            if (m.rfind("Finish saving ckpt of epoch ", 0) == 0)
-                finish.push_back(m.substr(0, m.find(" using")));
-        EXPECT_EQ(finish,
-                  (std::vector<std::string>{
-                      "Finish saving ckpt of epoch 5 step 1", "Finish saving ckpt of epoch 10 step 1",
-                      "Finish saving ckpt of epoch 15 step 1", "Finish saving ckpt of epoch 20 step 1"}));
+            if (m.rfind("Finish saving ckpt of epoch ", 0) == 0) finish.push_back(m.substr(0, m.find(" using")));
+        EXPECT_EQ(finish, (std::vector<std::string>{
+                              "Finish saving ckpt of epoch 5 step 1", "Finish saving ckpt of epoch 10 step 1",
+                              "Finish saving ckpt of epoch 15 step 1", "Finish saving ckpt of epoch 20 step 1"}));
     }
     // A second run into the same output keeps the entries (the file is never reset).
     ASSERT_EQ(
-        simulate(out, {"--ranks", "4", "--steps", "5", "--params", "2", "--health", "--ckpt-every", "5"})
-            .exit_code,
-        0);
+        simulate(out, {"--ranks", "4", "--steps", "5", "--params", "2", "--health", "--ckpt-every", "5"}).exit_code, 0);
     EXPECT_EQ(nlohmann::json::parse(read_file(out + "/output/health_ckpts.json")).size(), 5u);
 }
 
@@ -575,8 +561,7 @@ TEST(MindFormersSimulator, health_alone_writes_the_json_but_no_logs) {
     TempDir tmp;
     const std::string out = tmp / "job";
     ASSERT_EQ(
-        simulate(out, {"--ranks", "2", "--steps", "10", "--params", "2", "--health", "--ckpt-every", "5"})
-            .exit_code,
+        simulate(out, {"--ranks", "2", "--steps", "10", "--params", "2", "--health", "--ckpt-every", "5"}).exit_code,
         0);
     EXPECT_EQ(nlohmann::json::parse(read_file(out + "/output/health_ckpts.json")).size(), 2u);
     EXPECT_FALSE(fs::exists(out + "/output/log/rank_0/info.log"));
@@ -589,8 +574,8 @@ TEST(MindFormersSimulator, same_seed_writes_the_same_logs_apart_from_timestamps)
     ASSERT_EQ(simulate(tmp / "a", args).exit_code, 0);
     ASSERT_EQ(simulate(tmp / "b", args).exit_code, 0);
     auto strip = [](const std::string& text, const std::string& dir) {
-        std::string s = std::regex_replace(
-            text, std::regex(R"(\d{4}-\d{2}-\d{2}[ -]\d{2}:\d{2}:\d{2}[,.]\d{3}(\.\d{3})?)"), "T");
+        std::string s =
+            std::regex_replace(text, std::regex(R"(\d{4}-\d{2}-\d{2}[ -]\d{2}:\d{2}:\d{2}[,.]\d{3}(\.\d{3})?)"), "T");
         std::size_t at;
         while ((at = s.find(dir)) != std::string::npos) s.replace(at, dir.size(), "DIR");
         return s;
@@ -609,8 +594,8 @@ TEST(MindFormersSimulator, same_seed_writes_the_same_logs_apart_from_timestamps)
 TEST(MindFormersSimulator, health_json_reads_that_parse_are_prefixes_of_the_final_entries) {
     TempDir tmp;
     const std::string out = tmp / "job", path = out + "/output/health_ckpts.json";
-    Background sim({program("msmon"), "simulate", out, "--ranks", "2", "--steps", "30", "--params", "2",
-                    "--health", "--ckpt-every", "1", "--step-ms", "15"},
+    Background sim({program("msmon"), "simulate", out, "--ranks", "2", "--steps", "30", "--params", "2", "--health",
+                    "--ckpt-every", "1", "--step-ms", "15"},
                    tmp.path());
     std::vector<std::string> seen;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -642,12 +627,12 @@ TEST(MindFormersSimulator, health_json_reads_that_parse_are_prefixes_of_the_fina
 
 TEST(MindFormersSimulator, bad_log_options_are_usage_errors_that_write_nothing) {
     TempDir tmp;
-    for (const std::vector<std::string>& bad : {std::vector<std::string>{"--logs", "--log-variant", "fancy"},
-                                                std::vector<std::string>{"--logs", "--restart-at", "10"},
-                                                std::vector<std::string>{"--logs", "--restart-at", "0"},
-                                                std::vector<std::string>{"--logs", "--ckpt-every", "0"},
-                                                std::vector<std::string>{"--logs", "--log-max-bytes", "-1"},
-                                                std::vector<std::string>{"--faults", "stop@"}}) {
+    for (const std::vector<std::string>& bad :
+         {std::vector<std::string>{"--logs", "--log-variant", "fancy"},
+          std::vector<std::string>{"--logs", "--restart-at", "10"},
+          std::vector<std::string>{"--logs", "--restart-at", "0"},
+          std::vector<std::string>{"--logs", "--ckpt-every", "0"},
+          std::vector<std::string>{"--logs", "--log-max-bytes", "-1"}, std::vector<std::string>{"--faults", "stop@"}}) {
         std::vector<std::string> args = {"--steps", "10"};
         args.insert(args.end(), bad.begin(), bad.end());
         auto r = simulate(tmp / "job", args);

@@ -31,8 +31,9 @@ TEST(ModuleStruct, every_module_of_a_written_struct_file_is_kept_per_rank) {
     const std::string db = tmp / "store.db";
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}).exit_code, 0);
     EXPECT_EQ(count_rows(db, "SELECT count(*) FROM module_struct WHERE rank = 3"), 2);
-    EXPECT_EQ(count_rows(db, "SELECT count(*) FROM module_struct WHERE module = '0:layers.0.fc1' AND json LIKE "
-                             "'%size=(8, 32)%'"),
+    EXPECT_EQ(count_rows(db,
+                         "SELECT count(*) FROM module_struct WHERE module = '0:layers.0.fc1' AND json LIKE "
+                         "'%size=(8, 32)%'"),
               1);
 }
 

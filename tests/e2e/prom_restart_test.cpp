@@ -42,8 +42,9 @@ TEST(PromRestart, a_restarted_agent_keeps_counting_a_stalled_rank_from_its_last_
     Background sim({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "3", "--params", "2"},
                    tmp.path(), env);
     ASSERT_EQ(sim.wait(std::chrono::seconds(60)), 0) << sim.err();
-    const std::vector<std::string> agent = {program("msmon"), "ingest", tmp / "job", "--follow", "--db", tmp / "store.db",
-                                            "--prom-textfile", tmp / "prom", "--job", "j1", "--node", "n1"};
+    const std::vector<std::string> agent = {
+        program("msmon"),  "ingest",     tmp / "job", "--follow", "--db",   tmp / "store.db",
+        "--prom-textfile", tmp / "prom", "--job",     "j1",       "--node", "n1"};
     const std::string prom = tmp / "prom/msmon.prom";
     {
         Background first(agent, tmp.path(), env);
@@ -61,7 +62,8 @@ TEST(PromRestart, a_restarted_agent_keeps_counting_a_stalled_rank_from_its_last_
     while (std::filesystem::last_write_time(prom) == written && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const double after = seconds_since_step(prom);
-    EXPECT_GE(after, before + 1.0) << "before the restart " << before << " s; the new agent's first file says " << after;
+    EXPECT_GE(after, before + 1.0) << "before the restart " << before << " s; the new agent's first file says "
+                                   << after;
     EXPECT_LT(after, before + 30.0);
 }
 

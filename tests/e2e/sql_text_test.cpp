@@ -22,9 +22,11 @@ TEST(SqlText, names_with_quotes_and_statements_are_stored_and_queried_literally)
     // Quoted CSV fields (RFC 4180): the quote inside evil2 is doubled.
     write_file(run_dir + "/grad_reduced_0-0.csv",
                "vpp_stage,name,step,norm\n"
-               "0,\"" + evil + "\",0,1.5\n"
-               "0,\"y\"\" OR 1=1; DELETE FROM tensor WHERE '1'='1\",0,2.5\n"
-               "0,plain.weight,0,3.5\n");
+               "0,\"" +
+                   evil +
+                   "\",0,1.5\n"
+                   "0,\"y\"\" OR 1=1; DELETE FROM tensor WHERE '1'='1\",0,2.5\n"
+                   "0,plain.weight,0,3.5\n");
     const std::string db = tmp / "store.db";
     auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db}, env);
     ASSERT_EQ(ingest.exit_code, 0) << ingest.err;

@@ -43,14 +43,12 @@ TEST(StackInfo, multiline_quoted_records_are_stored_one_row_per_module_with_the_
     fs::create_directories(run_dir);
     const std::map<std::string, std::string> stacks = {
         {"0:", frame("train.py", 115, "<module>", "main()")},
-        {"0:embed",
-         frame("torch/nn/modules/module.py", 1212, "_call_impl", "result = forward_call(*input, **kwargs)") +
-             frame("model.py", 47, "forward", "x = self.embed(x)") +
-             frame("train.py", 73, "main", "loss = F.mse_loss(model(x), y) / args.grad_acc") +
-             frame("train.py", 115, "<module>", "main()")},
-        {"0:layers.0.mlp",
-         frame("model.py", 35, "forward", "return x + self.fc2(self.act(self.fc1(self.norm(x))))") +
-             frame("model.py", 12, "forward", "print(\"quoted, with a comma\")")},
+        {"0:embed", frame("torch/nn/modules/module.py", 1212, "_call_impl", "result = forward_call(*input, **kwargs)") +
+                        frame("model.py", 47, "forward", "x = self.embed(x)") +
+                        frame("train.py", 73, "main", "loss = F.mse_loss(model(x), y) / args.grad_acc") +
+                        frame("train.py", 115, "<module>", "main()")},
+        {"0:layers.0.mlp", frame("model.py", 35, "forward", "return x + self.fc2(self.act(self.fc1(self.norm(x))))") +
+                               frame("model.py", 12, "forward", "print(\"quoted, with a comma\")")},
     };
     std::string text = "module_name,stack_info\n";
     for (const auto& [module, stack] : stacks) text += module + "," + quoted(stack) + "\n";

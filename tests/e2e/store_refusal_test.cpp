@@ -68,5 +68,38 @@ TEST(StoreRefusal, a_batch_the_store_refuses_stops_ingest_with_the_reason_and_is
     EXPECT_EQ(rows.size(), 6u) << "rank 1's file is read in full once the store takes it";
 }
 
+// A store whose version msmon does not know (a corrupted or hostile user_version: -3 indexed the migrations out of
+// bounds and ran whatever it found as SQL), and another program's database given as --db, are refused with the
+// reason and left as they are.
+TEST(StoreRefusal, an_unknown_store_version_or_another_programs_database_is_refused_and_left_alone) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    write_rank(tmp, 0);
+    for (const std::string version : {"-3", "-1", "-2147483648", "99999"}) {
+        const std::string db = tmp / ("v" + version + ".db");
+        exec_sql(db, ("PRAGMA user_version=" + version).c_str());
+        for (const std::vector<std::string>& args : {std::vector<std::string>{"ingest", tmp / "job", "--db", db},
+                                                     {"query", "--db", db},
+                                                     {"anomalies", "--db", db}}) {
+            std::vector<std::string> argv = {program("msmon")};
+            argv.insert(argv.end(), args.begin(), args.end());
+            auto r = run(argv, env);
+            EXPECT_EQ(r.exit_code, 1) << args[0] << " " << version << ": " << r.err;
+            EXPECT_NE(r.err.find("store version " + version + " is not one msmon knows"), std::string::npos)
+                << args[0] << ": " << r.err;
+        }
+        std::string error;
+        EXPECT_EQ(sqlite_rows(db, "PRAGMA user_version", error).at(0).at(0), version);
+        EXPECT_EQ(sqlite_rows(db, "SELECT count(*) FROM sqlite_master", error).at(0).at(0), "0");
+    }
+    const std::string other = tmp / "other.db";
+    exec_sql(other, "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO accounts VALUES (1, 'x')");
+    auto r = run({program("msmon"), "ingest", tmp / "job", "--db", other}, env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("is not an msmon store"), std::string::npos) << r.err;
+    std::string error;
+    EXPECT_EQ(sqlite_rows(other, "SELECT group_concat(name) FROM sqlite_master", error).at(0).at(0), "accounts");
+}
+
 }  // namespace
 }  // namespace msmon::test

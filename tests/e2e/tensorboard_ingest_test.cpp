@@ -29,7 +29,8 @@ struct Ingest {
 
 Ingest ingest(const TempDir& tmp, const std::string& dir, const std::string& db) {
     auto r = run({program("msmon"), "ingest", dir, "--db", db, "--json"}, isolated_env(tmp));
-    return {r.exit_code, json_count(r.out, "rows"), json_count(r.out, "errors"), json_count(r.out, "repeats"), r.out, r.err};
+    return {r.exit_code, json_count(r.out, "rows"), json_count(r.out, "errors"), json_count(r.out, "repeats"), r.out,
+            r.err};
 }
 
 // tag (the query's name for kind tensorboard) | step → value
@@ -60,7 +61,8 @@ TEST_F(TensorboardIngest, real_event_files_land_value_for_value) {
         const std::string dir = tmp_ / folder;
         fs::create_directories(dir);
         for (const auto& e : fs::directory_iterator(src))
-            if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0) fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
+            if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
+                fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
         const std::string db = tmp_ / (folder + ".db");
         const Ingest in = ingest(tmp_, dir, db);
         ASSERT_EQ(in.exit_code, 0) << in.err;
@@ -91,10 +93,13 @@ TEST_F(TensorboardIngest, tf2_tensor_scalars_text_config_and_repeats) {
     fs::create_directories(dir);
     std::string bytes = frame_record(encode_file_version_event(1.0));
     // TF 2.x: the plugin is named in the metadata of a tag's first value only.
-    bytes += frame_record(encode_summary_event(2.0, 1, {{"loss", TfValueSpec::Form::tensor_float, 4.5, "", true},
-                                                       {"config/text_summary", TfValueSpec::Form::text, 0, "seq_length: 4096", true}}));
-    bytes += frame_record(encode_summary_event(3.0, 2, {{"loss", TfValueSpec::Form::tensor_float, 4.25, "", false},
-                                                       {"eval/acc", TfValueSpec::Form::tensor_double, 0.75, "", true}}));
+    bytes += frame_record(
+        encode_summary_event(2.0, 1,
+                             {{"loss", TfValueSpec::Form::tensor_float, 4.5, "", true},
+                              {"config/text_summary", TfValueSpec::Form::text, 0, "seq_length: 4096", true}}));
+    bytes += frame_record(encode_summary_event(3.0, 2,
+                                               {{"loss", TfValueSpec::Form::tensor_float, 4.25, "", false},
+                                                {"eval/acc", TfValueSpec::Form::tensor_double, 0.75, "", true}}));
     // An image-like tensor without the scalars plugin is not a scalar.
     bytes += frame_record(encode_summary_event(3.5, 2, {{"img", TfValueSpec::Form::tensor_float, 9, "", false}}));
     // The same (step, tag) again: the later value wins, and the repeat is counted.
@@ -170,13 +175,15 @@ TEST_F(TensorboardIngest, simulated_mindformers_logs_and_event_files_give_one_se
     EXPECT_GT(in.repeats, 0) << "logs and event files both carry loss, lr, global_norm, ...";
     std::string error;
     // One tensor per (rank, kind, name): the log's and the event file's loss are the same series.
-    auto dup = sqlite_rows(db_,
-                           "SELECT r.rank, t.kind, t.name, count(*) FROM tensor t JOIN run r ON r.id = t.run_id "
-                           "WHERE r.format = 'mindformers' GROUP BY r.rank, t.kind, t.name, t.micro_step HAVING count(*) > 1",
-                           error);
+    auto dup =
+        sqlite_rows(db_,
+                    "SELECT r.rank, t.kind, t.name, count(*) FROM tensor t JOIN run r ON r.id = t.run_id "
+                    "WHERE r.format = 'mindformers' GROUP BY r.rank, t.kind, t.name, t.micro_step HAVING count(*) > 1",
+                    error);
     ASSERT_EQ(error, "");
     EXPECT_TRUE(dup.empty()) << dup.size() << " duplicated series, first " << (dup.empty() ? "" : dup[0][1]);
-    auto kinds = sqlite_rows(db_, "SELECT DISTINCT t.kind, t.name FROM tensor t WHERE t.kind IN ('tensorboard') ORDER BY 2", error);
+    auto kinds = sqlite_rows(
+        db_, "SELECT DISTINCT t.kind, t.name FROM tensor t WHERE t.kind IN ('tensorboard') ORDER BY 2", error);
     std::set<std::string> other;
     for (const auto& k : kinds) other.insert(k[1]);
     EXPECT_EQ(other, (std::set<std::string>{"B-samples-per-day", "batch-size"}));
@@ -191,6 +198,64 @@ TEST_F(TensorboardIngest, simulated_mindformers_logs_and_event_files_give_one_se
     const auto twins = query_rows(db_, {"--rank", "3", "--kind", "loss_vs_samples"}, isolated_env(tmp_), error);
     ASSERT_FALSE(twins.empty());
     EXPECT_EQ(twins.front().step, "4");  // step 1 × global batch size 4
+}
+
+// Issue 18, item 11: MindFormers writes loss, lr, global_norm, ... both to its log (rounded to 6 digits) and to its
+// event files (the float itself). Whichever is read first, the store holds the event file's value where both speak:
+// a job whose event files are read before its logs (a later session sees the logs) and one read the other way round
+// and one read at once hold the same values. Before, the later read won: the two orders differed on every such
+// value (global_norm 2.092265 from the log, 2.0922648906707764 from the event file).
+TEST_F(TensorboardIngest, the_store_holds_the_same_values_whichever_of_log_and_event_file_is_read_first) {
+    const std::string sim_dir = tmp_ / "sim";
+    auto sim = run({program("msmon"), "simulate", sim_dir, "--ranks", "2", "--steps", "30", "--params", "2", "--logs",
+                    "--tensorboard"});
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    fs::remove_all(sim_dir + "/monitor_output");  // msprobe's CSVs have no second source
+    const std::vector<std::string> logs = {"output/log", "output/msrun_log"}, events = {"output/tensorboard"};
+    // The job read in sessions, each adding `parts` of the simulated output to the job folder first.
+    auto read_in_sessions = [&](const std::string& name, const std::vector<std::vector<std::string>>& sessions) {
+        const std::string job = tmp_ / (name + "/job"), db = tmp_ / (name + ".db");
+        for (const auto& parts : sessions) {
+            for (const auto& part : parts) {
+                fs::create_directories(fs::path(job + "/" + part).parent_path());
+                fs::copy(sim_dir + "/" + part, job + "/" + part, fs::copy_options::recursive);
+            }
+            const Ingest in = ingest(tmp_, job, db);
+            EXPECT_EQ(in.exit_code, 0) << name << ": " << in.err;
+            EXPECT_EQ(in.errors, 0) << name << ": " << in.out;
+        }
+        std::string error;
+        std::map<std::string, std::string> values;
+        for (const auto& r : query_rows(db, {}, isolated_env(tmp_), error)) values[r.key()] = r.value;
+        EXPECT_EQ(error, "") << name;
+        return values;
+    };
+    const auto events_then_logs = read_in_sessions("events-then-logs", {events, logs});
+    const auto logs_then_events = read_in_sessions("logs-then-events", {logs, events});
+    const auto at_once = read_in_sessions("at-once", {{logs[0], logs[1], events[0]}});
+    const auto events_only = read_in_sessions("events-only", {events});
+    const auto logs_only = read_in_sessions("logs-only", {logs});
+    ASSERT_GT(events_then_logs.size(), 200u);
+    EXPECT_EQ(events_then_logs, logs_then_events);
+    EXPECT_EQ(events_then_logs, at_once);
+    // Where the event file speaks, its value stands; where only the log does, the log's.
+    std::size_t both = 0, rounded_differently = 0;
+    for (const auto& [key, value] : events_then_logs) {
+        const auto e = events_only.find(key);
+        const auto l = logs_only.find(key);
+        if (e != events_only.end()) {
+            EXPECT_EQ(value, e->second) << key;
+            if (l != logs_only.end()) {
+                ++both;
+                if (l->second != e->second) ++rounded_differently;
+            }
+        } else {
+            ASSERT_NE(l, logs_only.end()) << key;
+            EXPECT_EQ(value, l->second) << key;
+        }
+    }
+    EXPECT_GT(both, 100u) << "loss, lr, global_norm, ... of every step come from both sources";
+    EXPECT_GT(rounded_differently, 50u) << "the log's 6 digits differ from the event file's float";
 }
 
 // MindFormers writes its config as text summaries: `msmon health --run-config` prints it per rank, ranks with the
@@ -234,7 +299,8 @@ TEST_F(TensorboardIngest, text_summaries_are_the_run_config_per_rank_escaped) {
     EXPECT_NE(block01.find("  optimizer.learning_rate: 0.0001\n"), std::string::npos) << out;
     const std::string block2 = out.substr(rank2);
     EXPECT_NE(block2.find("  optimizer.learning_rate: 0.0003\n"), std::string::npos) << out;
-    EXPECT_NE(block2.find("  model_config:\n    hidden_size: 4096\n    \\x1B[2Jnum_layers: 32\\u{202E}\n"), std::string::npos)
+    EXPECT_NE(block2.find("  model_config:\n    hidden_size: 4096\n    \\x1B[2Jnum_layers: 32\\u{202E}\n"),
+              std::string::npos)
         << out;
 
     auto json = run({program("msmon"), "health", "--db", db_, "--run-config", "--rank", "2", "--format", "json"},
@@ -248,8 +314,10 @@ TEST_F(TensorboardIngest, text_summaries_are_the_run_config_per_rank_escaped) {
     auto table = run({program("msmon"), "health", "--db", db_}, isolated_env(tmp_));
     ASSERT_EQ(table.exit_code, 0) << table.err;
     EXPECT_NE(table.out.find("run config: 7 keys from text summaries (msmon health --run-config prints them)"),
-              std::string::npos) << table.out;
-    EXPECT_NE(table.out.find("events (0):"), std::string::npos) << "config keys are not listed as events: " << table.out;
+              std::string::npos)
+        << table.out;
+    EXPECT_NE(table.out.find("events (0):"), std::string::npos)
+        << "config keys are not listed as events: " << table.out;
     EXPECT_EQ(table.out.find('\x1b'), std::string::npos);
 
     EXPECT_EQ(run({program("msmon"), "health", "--db", db_, "--rank", "1"}, isolated_env(tmp_)).exit_code, 2)

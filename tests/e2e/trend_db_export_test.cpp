@@ -43,14 +43,10 @@ using Row = std::vector<Cell>;
 std::string show(const Cell& c) {
     std::ostringstream s;
     s.precision(17);
-    if (c.type == SQLITE_NULL)
-        s << "NULL";
-    else if (c.type == SQLITE_INTEGER)
-        s << c.i;
-    else if (c.type == SQLITE_FLOAT)
-        s << c.d << "(real" << (std::signbit(c.d) ? ",neg" : "") << ")";
-    else
-        s << "'" << c.t << "'";
+    if (c.type == SQLITE_NULL) s << "NULL";
+    else if (c.type == SQLITE_INTEGER) s << c.i;
+    else if (c.type == SQLITE_FLOAT) s << c.d << "(real" << (std::signbit(c.d) ? ",neg" : "") << ")";
+    else s << "'" << c.t << "'";
     return s.str();
 }
 
@@ -78,7 +74,7 @@ Cell null() {
 }
 
 class Db {
-  public:
+public:
     explicit Db(const std::string& path) {
         if (sqlite3_open_v2(path.c_str(), &h_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
             ADD_FAILURE() << "cannot open " << path;
@@ -117,8 +113,7 @@ class Db {
     }
     std::vector<std::string> columns(const std::string& table) {
         std::vector<std::string> out;
-        for (const auto& r : rows("SELECT name FROM pragma_table_info('" + table + "')"))
-            out.push_back(r[0].t);
+        for (const auto& r : rows("SELECT name FROM pragma_table_info('" + table + "')")) out.push_back(r[0].t);
         return out;
     }
     // global_stats' single row as column → value.
@@ -132,7 +127,7 @@ class Db {
         return out;
     }
 
-  private:
+private:
     sqlite3* h_ = nullptr;
 };
 
@@ -208,13 +203,11 @@ void expect_same_database(const std::string& got_path, const std::string& ref_pa
     // AUTOINCREMENT's counters, where the next id would come from (data2db's counts ignored inserts too).
     const char* sequence_sql = "SELECT name, seq FROM sqlite_sequence ORDER BY name";
     EXPECT_EQ(got.rows(sequence_sql), ref.rows(sequence_sql));
-    EXPECT_EQ(got.rows("SELECT count(*) FROM tag_target_mapping"),
-              ref.rows("SELECT count(*) FROM tag_target_mapping"));
+    EXPECT_EQ(got.rows("SELECT count(*) FROM tag_target_mapping"), ref.rows("SELECT count(*) FROM tag_target_mapping"));
 
     // global_stats: the step range and rank exactly; each metric's stat list as a set (data2db joins a set).
     auto g = got.global_stats(), r = ref.global_stats();
-    for (const char* k : {"min_step", "max_step", "max_rank"})
-        EXPECT_EQ(g[k], r[k]) << k << ": " << show(g[k]);
+    for (const char* k : {"min_step", "max_step", "max_rank"}) EXPECT_EQ(g[k], r[k]) << k << ": " << show(g[k]);
     for (const auto& [name, cell] : r) {
         if (name == "min_step" || name == "max_step" || name == "max_rank") continue;
         ASSERT_EQ(g[name].type, SQLITE_TEXT) << name;
@@ -240,8 +233,7 @@ void expect_same_database(const std::string& got_path, const std::string& ref_pa
 TEST(TrendDbExport, wg_fixture_export_equals_msprobe_data2db_database) {
     const std::string shared = shared_dir();
     if (shared.empty())
-        GTEST_SKIP()
-            << "../shared is absent: the real msprobe fixture and data2db's database are not available";
+        GTEST_SKIP() << "../shared is absent: the real msprobe fixture and data2db's database are not available";
     const std::string fixture = shared + "/fixtures/msprobe-real/wg";
     const std::string reference = shared + "/fixtures/msprobe-real/csv2db-wg/monitor_data.trend.db";
     TempDir tmp;
@@ -250,8 +242,7 @@ TEST(TrendDbExport, wg_fixture_export_equals_msprobe_data2db_database) {
     // Through a store given with --db ...
     auto ingest = run({program("msmon"), "ingest", fixture, "--db", tmp / "store.db"}, env);
     ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
-    auto exported =
-        run({program("msmon"), "export", "--db", tmp / "store.db", "--trend-db", tmp / "out"}, env);
+    auto exported = run({program("msmon"), "export", "--db", tmp / "store.db", "--trend-db", tmp / "out"}, env);
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
     EXPECT_NE(exported.out.find("3204 rows"), std::string::npos) << exported.out;
     expect_same_database(tmp / "out/monitor_data.trend.db", reference);
@@ -265,8 +256,7 @@ TEST(TrendDbExport, wg_fixture_export_equals_msprobe_data2db_database) {
 // A small monitor tree with what data2db has rules for: nan, ±inf, values past ±1e9, -0.0, micro_step columns
 // on two ranks, a cc row data2db skips, an L2 file and an `id` column it ignores, an older run folder.
 void write_tree(const std::string& root) {
-    const std::string r0 = root + "/Dec03_21-34-40-rank0-1a2b3c4d",
-                      r0_old = root + "/Dec03_20-00-00-rank0-0f0f0f0f",
+    const std::string r0 = root + "/Dec03_21-34-40-rank0-1a2b3c4d", r0_old = root + "/Dec03_20-00-00-rank0-0f0f0f0f",
                       r1 = root + "/Dec03_21-34-41-rank1-2b3c4d5e";
     for (const auto& d : {r0, r0_old, r1}) fs::create_directories(d);
     write_file(r0 + "/actv_0-0.csv",
@@ -278,15 +268,13 @@ void write_tree(const std::string& root) {
                "0,decoder.layers.3.mlp.input,1,0,3.5,0.0,\"[2, 4]\",torch.float32\n"
                "0,decoder.layers.3.mlp.input,1,1,4.5,0.0,\"[2, 4]\",torch.float32\n"
                "0,decoder.layers.3.mlp.input,1,2,nan,8.0,\"[2, 4]\",torch.float32\n");
-    write_file(
-        r0 + "/grad_reduced_0-0.csv",
-        "vpp_stage,name,step,norm,min,max,mean,id,shape,dtype\n"
-        "0,decoder.layers.3.mlp.linear_fc1.weight,0,nan,inf,-inf,2000000000.0,7.0,[4],torch.float32\n"
-        "1,embedding.word_embeddings.weight,0,1000000000.0,-3e+16,-0.0,123.25,nan,[4],torch.float32\n");
-    write_file(
-        r0 + "/grad_reduced_1-1.csv",
-        "vpp_stage,name,step,norm,min,max,mean,id,shape,dtype\n"
-        "0,decoder.layers.3.mlp.linear_fc1.weight,1,0.5,-1000000000.5,1e-06,-0.0,nan,[4],torch.float32\n");
+    write_file(r0 + "/grad_reduced_0-0.csv",
+               "vpp_stage,name,step,norm,min,max,mean,id,shape,dtype\n"
+               "0,decoder.layers.3.mlp.linear_fc1.weight,0,nan,inf,-inf,2000000000.0,7.0,[4],torch.float32\n"
+               "1,embedding.word_embeddings.weight,0,1000000000.0,-3e+16,-0.0,123.25,nan,[4],torch.float32\n");
+    write_file(r0 + "/grad_reduced_1-1.csv",
+               "vpp_stage,name,step,norm,min,max,mean,id,shape,dtype\n"
+               "0,decoder.layers.3.mlp.linear_fc1.weight,1,0.5,-1000000000.5,1e-06,-0.0,nan,[4],torch.float32\n");
     // A cc row: no "vpp:" prefix, so msprobe shifted the step into the third field (spec §2.5).
     write_file(r0 + "/other_0-0.csv", "vpp_stage,name,step,norm,min,max\nall_reduce,0.5,0,1.0,2.0,3.0\n");
     write_file(r0 + "/attention_hook_0-0.csv",
@@ -329,16 +317,15 @@ TEST(TrendDbExport, micro_step_true_maps_steps_values_targets_and_tags_as_data2d
     EXPECT_NE(r.err.find("1 row(s) left out"), std::string::npos) << r.err;
     Db db(store.tmp / "out/monitor_data.trend.db");
 
-    EXPECT_EQ(db.rows("SELECT * FROM monitoring_metrics ORDER BY metric_id"),
-              (std::vector<Row>{{integer(1), text("actv")},
-                                {integer(2), text("grad_unreduced")},
-                                {integer(3), text("grad_reduced")}}))
+    EXPECT_EQ(
+        db.rows("SELECT * FROM monitoring_metrics ORDER BY metric_id"),
+        (std::vector<Row>{
+            {integer(1), text("actv")}, {integer(2), text("grad_unreduced")}, {integer(3), text("grad_reduced")}}))
         << "supported kinds only (no attention_hook; no other: its only row is skipped), in data2db's order";
     EXPECT_EQ(db.rows("SELECT * FROM monitoring_targets ORDER BY target_id"),
-              (std::vector<Row>{
-                  {integer(1), text("decoder.layers.3.mlp.input"), integer(0), integer(0)},
-                  {integer(2), text("decoder.layers.3.mlp.linear_fc1.weight"), integer(0), integer(0)},
-                  {integer(3), text("embedding.word_embeddings.weight"), integer(1), integer(0)}}));
+              (std::vector<Row>{{integer(1), text("decoder.layers.3.mlp.input"), integer(0), integer(0)},
+                                {integer(2), text("decoder.layers.3.mlp.linear_fc1.weight"), integer(0), integer(0)},
+                                {integer(3), text("embedding.word_embeddings.weight"), integer(1), integer(0)}}));
 
     // Micro-batches per step: step 0 has 4 (rank 1's grad_unreduced), step 1 has 3 (actv) → prefix 0, 4; 7 in
     // all. The older rank-0 folder's step 99 is not read.
@@ -349,29 +336,24 @@ TEST(TrendDbExport, micro_step_true_maps_steps_values_targets_and_tags_as_data2d
     EXPECT_EQ(gs["actv"], text("norm,nans"));
     EXPECT_EQ(gs["grad_unreduced"], text("norm,min,max"));
     EXPECT_EQ(gs["grad_reduced"], text("norm,min,max,mean"));
-    EXPECT_EQ(gs["other"], text("norm,min,max"))
-        << "data2db lists a metric's stats even when all its rows are skipped";
+    EXPECT_EQ(gs["other"], text("norm,min,max")) << "data2db lists a metric's stats even when all its rows are skipped";
     EXPECT_EQ(gs.size(), 7u);
-    EXPECT_EQ(db.columns("trend_data"), (std::vector<std::string>{"rank", "step", "target_id", "metric_id",
-                                                                  "norm", "min", "max", "nans", "mean"}));
+    EXPECT_EQ(db.columns("trend_data"), (std::vector<std::string>{"rank", "step", "target_id", "metric_id", "norm",
+                                                                  "min", "max", "nans", "mean"}));
 
     const double big = 1e9;
     const std::vector<Row> expected = {
         // rank, step', target, metric, norm, min, max, nans, mean
         {integer(0), integer(0), integer(1), integer(1), real(1.5), null(), null(), real(0.0), null()},
-        {integer(0), integer(0), integer(2), integer(3), null(), real(big + 1), real(-big - 1), null(),
-         real(big)},
-        {integer(0), integer(0), integer(3), integer(3), real(big), real(-big), real(0.0), null(),
-         real(123.25)},
+        {integer(0), integer(0), integer(2), integer(3), null(), real(big + 1), real(-big - 1), null(), real(big)},
+        {integer(0), integer(0), integer(3), integer(3), real(big), real(-big), real(0.0), null(), real(123.25)},
         {integer(0), integer(1), integer(1), integer(1), real(2.5), null(), null(), real(0.0), null()},
         {integer(0), integer(4), integer(1), integer(1), real(3.5), null(), null(), real(0.0), null()},
-        {integer(0), integer(4), integer(2), integer(3), real(0.5), real(-big), real(1e-06), null(),
-         real(0.0)},
+        {integer(0), integer(4), integer(2), integer(3), real(0.5), real(-big), real(1e-06), null(), real(0.0)},
         {integer(0), integer(5), integer(1), integer(1), real(4.5), null(), null(), real(0.0), null()},
         {integer(0), integer(6), integer(1), integer(1), null(), null(), null(), real(8.0), null()},
         {integer(1), integer(0), integer(2), integer(2), real(10.0), real(-1.0), real(1.0), null(), null()},
-        {integer(1), integer(0), integer(2), integer(3), real(9.0), real(-2.0), real(2.0), null(),
-         real(0.25)},
+        {integer(1), integer(0), integer(2), integer(3), real(9.0), real(-2.0), real(2.0), null(), real(0.25)},
         {integer(1), integer(1), integer(2), integer(2), real(11.0), real(-1.0), real(1.0), null(), null()},
         {integer(1), integer(2), integer(2), integer(2), real(12.0), real(-1.0), real(1.0), null(), null()},
         {integer(1), integer(3), integer(2), integer(2), real(13.0), real(-1.0), real(1.0), null(), null()},
@@ -379,8 +361,7 @@ TEST(TrendDbExport, micro_step_true_maps_steps_values_targets_and_tags_as_data2d
     const auto got = db.rows("SELECT * FROM trend_data ORDER BY rank, step, target_id, metric_id");
     ASSERT_EQ(got.size(), expected.size());
     for (std::size_t k = 0; k < expected.size(); ++k)
-        EXPECT_EQ(got[k], expected[k])
-            << "row " << k << ": " << show(got[k]) << ", expected " << show(expected[k]);
+        EXPECT_EQ(got[k], expected[k]) << "row " << k << ": " << show(got[k]) << ", expected " << show(expected[k]);
 
     // Tags: parts of the name ("module"), "<word>.<number>" pairs ("layer"), per metric, linked to its
     // targets.
@@ -388,15 +369,13 @@ TEST(TrendDbExport, micro_step_true_maps_steps_values_targets_and_tags_as_data2d
     std::set<Tag> tags;
     for (const auto& t : db.rows(kTagsSql)) tags.insert({t[0].t, t[1].t, t[2].t});
     std::set<Tag> expected_tags;
-    for (const char* part : {"decoder", "layers", "mlp", "input"})
-        expected_tags.insert({part, "module", "actv"});
+    for (const char* part : {"decoder", "layers", "mlp", "input"}) expected_tags.insert({part, "module", "actv"});
     for (const char* metric : {"grad_unreduced", "grad_reduced"})
         for (const char* part : {"decoder", "layers", "mlp", "linear_fc1", "weight"})
             expected_tags.insert({part, "module", metric});
     for (const char* metric : {"actv", "grad_unreduced", "grad_reduced"})
         expected_tags.insert({"layers.3", "layer", metric});
-    for (const char* part : {"embedding", "word_embeddings"})
-        expected_tags.insert({part, "module", "grad_reduced"});
+    for (const char* part : {"embedding", "word_embeddings"}) expected_tags.insert({part, "module", "grad_reduced"});
     EXPECT_EQ(tags, expected_tags);
     EXPECT_EQ(db.rows("SELECT count(*) FROM monitoring_tags"), (std::vector<Row>{{integer(19)}}));
     EXPECT_EQ(db.rows("SELECT seq FROM sqlite_sequence WHERE name = 'monitoring_targets'"),
@@ -404,8 +383,7 @@ TEST(TrendDbExport, micro_step_true_maps_steps_values_targets_and_tags_as_data2d
         << "one INSERT OR IGNORE per target per metric, as data2db";
     const auto links = db.rows(kLinksSql);
     EXPECT_EQ(links.size(), 5u + 6u + 6u + 3u);
-    EXPECT_EQ(db.rows("SELECT count(*) FROM tag_target_mapping WHERE target_id = 3"),
-              (std::vector<Row>{{integer(3)}}));
+    EXPECT_EQ(db.rows("SELECT count(*) FROM tag_target_mapping WHERE target_id = 3"), (std::vector<Row>{{integer(3)}}));
 }
 
 TEST(TrendDbExport, micro_step_false_keeps_steps_and_micro_steps_as_written) {
@@ -414,16 +392,15 @@ TEST(TrendDbExport, micro_step_false_keeps_steps_and_micro_steps_as_written) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     Db db(store.tmp / "out/monitor_data.trend.db");
     const std::string name = "decoder.layers.3.mlp.linear_fc1.weight";
-    EXPECT_EQ(
-        db.rows("SELECT * FROM monitoring_targets ORDER BY target_id"),
-        (std::vector<Row>{{integer(1), text("decoder.layers.3.mlp.input"), integer(0), integer(0)},
-                          {integer(2), text("decoder.layers.3.mlp.input"), integer(0), integer(1)},
-                          {integer(3), text("decoder.layers.3.mlp.input"), integer(0), integer(2)},
-                          {integer(4), text(name), integer(0), integer(0)},
-                          {integer(5), text(name), integer(0), integer(1)},
-                          {integer(6), text(name), integer(0), integer(2)},
-                          {integer(7), text(name), integer(0), integer(3)},
-                          {integer(8), text("embedding.word_embeddings.weight"), integer(1), integer(0)}}));
+    EXPECT_EQ(db.rows("SELECT * FROM monitoring_targets ORDER BY target_id"),
+              (std::vector<Row>{{integer(1), text("decoder.layers.3.mlp.input"), integer(0), integer(0)},
+                                {integer(2), text("decoder.layers.3.mlp.input"), integer(0), integer(1)},
+                                {integer(3), text("decoder.layers.3.mlp.input"), integer(0), integer(2)},
+                                {integer(4), text(name), integer(0), integer(0)},
+                                {integer(5), text(name), integer(0), integer(1)},
+                                {integer(6), text(name), integer(0), integer(2)},
+                                {integer(7), text(name), integer(0), integer(3)},
+                                {integer(8), text("embedding.word_embeddings.weight"), integer(1), integer(0)}}));
     auto gs = db.global_stats();
     EXPECT_EQ(gs["min_step"], integer(0));
     EXPECT_EQ(gs["max_step"], integer(1));
@@ -442,8 +419,7 @@ TEST(TrendDbExport, cli_contract_help_usage_errors_and_replacing_an_existing_dat
     auto help = run({program("msmon"), "export", "--help"}, store.env);
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("--trend-db OUTDIR"), std::string::npos) << help.out;
-    EXPECT_NE(help.out.find("is replaced"), std::string::npos)
-        << "--help says what happens to an existing database";
+    EXPECT_NE(help.out.find("is replaced"), std::string::npos) << "--help says what happens to an existing database";
     auto top = run({program("msmon"), "--help"}, store.env);
     EXPECT_NE(top.out.find("export"), std::string::npos);
     EXPECT_EQ(top.out.find("not built yet"), std::string::npos);
@@ -451,16 +427,15 @@ TEST(TrendDbExport, cli_contract_help_usage_errors_and_replacing_an_existing_dat
     auto missing = run({program("msmon"), "export", "--db", store.db}, store.env);
     EXPECT_EQ(missing.exit_code, 2);
     EXPECT_NE(missing.err.find("--trend-db"), std::string::npos) << missing.err;
-    EXPECT_EQ(run({program("msmon"), "export", store.tmp / "monitor_output", "--db", store.db, "--trend-db",
-                   store.tmp / "o"},
-                  store.env)
-                  .exit_code,
-              2);
+    EXPECT_EQ(
+        run({program("msmon"), "export", store.tmp / "monitor_output", "--db", store.db, "--trend-db", store.tmp / "o"},
+            store.env)
+            .exit_code,
+        2);
     EXPECT_EQ(store.export_to(store.tmp / "o", {"--micro-step", "maybe"}).exit_code, 2);
     EXPECT_EQ(run({program("msmon"), "export", "--trend-db", store.tmp / "o"}, store.env).exit_code, 2);
     auto no_store =
-        run({program("msmon"), "export", "--db", store.tmp / "absent.db", "--trend-db", store.tmp / "o"},
-            store.env);
+        run({program("msmon"), "export", "--db", store.tmp / "absent.db", "--trend-db", store.tmp / "o"}, store.env);
     EXPECT_EQ(no_store.exit_code, 1);
     EXPECT_FALSE(fs::exists(store.tmp / "o"));
 
@@ -484,8 +459,7 @@ TEST(TrendDbExport, cli_contract_help_usage_errors_and_replacing_an_existing_dat
     }
     std::vector<std::string> left;
     for (const auto& e : fs::directory_iterator(out)) left.push_back(e.path().filename().string());
-    EXPECT_EQ(left, (std::vector<std::string>{"monitor_data.trend.db"}))
-        << "no journal, no temporary file left";
+    EXPECT_EQ(left, (std::vector<std::string>{"monitor_data.trend.db"})) << "no journal, no temporary file left";
 
     // Exporting again gives the same database.
     auto again = store.export_to(out);

@@ -20,13 +20,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
-}
-
 std::map<std::string, std::string> tui_env(const TempDir& tmp) {
     return {{"LANG", "C.UTF-8"},
             {"LC_ALL", "C.UTF-8"},
@@ -48,13 +41,6 @@ std::string still_styled(const TmuxSession& t) {
 }
 
 // The first screen on which `ok` holds within `timeout`, else the last one seen.
-std::string screen_when(const TmuxSession& t, const std::function<bool(const std::string&)>& ok,
-                        milliseconds timeout) {
-    std::string screen;
-    wait_until([&] { return ok(screen = t.capture()); }, timeout);
-    return screen;
-}
-
 // The Anomalies table's selected row (it starts with '>'), and its step and rank columns.
 struct AnomalyRowSeen {
     std::string line;
@@ -104,8 +90,7 @@ std::vector<int> overview_order(const std::string& screen) {
 // The chart's legend: the line that starts with the focused rank's label.
 std::string legend_line(const std::string& screen, int rank) {
     for (const auto& l : lines_of(screen))
-        if (l.rfind("rank " + std::to_string(rank) + "  ", 0) == 0 || l == "rank " + std::to_string(rank))
-            return l;
+        if (l.rfind("rank " + std::to_string(rank) + "  ", 0) == 0 || l == "rank " + std::to_string(rank)) return l;
     return "";
 }
 
@@ -127,15 +112,13 @@ std::string status_line(const std::string& screen) {
 
 // Moves the selection with `key` one row at a time (each move seen on screen before the next: a key still
 // queued in a slow TUI would carry it past) until `done` holds; the last screen.
-std::string move_until(TmuxSession& t, const std::string& key,
-                       const std::function<bool(const std::string&)>& done,
+std::string move_until(TmuxSession& t, const std::string& key, const std::function<bool(const std::string&)>& done,
                        const std::function<std::string(const std::string&)>& selection, int max_moves = 60) {
     std::string screen = t.capture();
     for (int i = 0; i < max_moves && !done(screen); ++i) {
         const std::string before = selection(screen);
         t.send_keys(key, true);
-        if (wait_until([&] { return selection(screen = t.capture()) != before; }, milliseconds(3000))
-                .count() < 0)
+        if (wait_until([&] { return selection(screen = t.capture()) != before; }, milliseconds(3000)).count() < 0)
             break;
     }
     return screen;
@@ -144,7 +127,7 @@ std::string move_until(TmuxSession& t, const std::string& key,
 // A finished run of 4 ranks with a planted fault on rank 2 at step 30: a NaN gradient and all its gradients
 // x50.
 class TuiDrilldown : public ::testing::Test {
-  protected:
+protected:
     void SetUp() override {
         if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
         job_ = tmp_ / "job";
@@ -154,21 +137,20 @@ class TuiDrilldown : public ::testing::Test {
         ASSERT_EQ(sim.exit_code, 0) << sim.err;
     }
     std::unique_ptr<TmuxSession> open() {
-        auto t = std::make_unique<TmuxSession>(program("msmon-tui") + " " + job_ + " --db " + db_, 120, 40,
-                                               tui_env(tmp_));
+        auto t =
+            std::make_unique<TmuxSession>(program("msmon-tui") + " " + job_ + " --db " + db_, 120, 40, tui_env(tmp_));
         EXPECT_FALSE(t->wait_for("steps 0-59", milliseconds(10000)).empty()) << t->capture();
         return t;
     }
-    // On the Anomalies tab's table of every anomaly (s: the sort after incidents, msmon's ranking), moves down to
-    // the first row whose rank column is `rank`; that row.
+    // On the Anomalies tab's table of every anomaly (s: the sort after incidents, msmon's ranking), moves
+    // down to the first row whose rank column is `rank`; that row.
     AnomalyRowSeen select_anomaly_of_rank(TmuxSession& t, int rank) {
         t.send_keys("3", true);
         EXPECT_FALSE(t.wait_for("incidents, most severe first", milliseconds(5000)).empty()) << t.capture();
         t.send_keys("s", true);
         EXPECT_FALSE(t.wait_for("sort rank  grouped", milliseconds(5000)).empty()) << t.capture();
         EXPECT_FALSE(
-            screen_when(
-                t, [](const std::string& s) { return !selected_anomaly(s).line.empty(); }, milliseconds(5000))
+            t.screen_when([](const std::string& s) { return !selected_anomaly(s).line.empty(); }, milliseconds(5000))
                 .empty());
         const std::string screen = move_until(
             t, "j", [&](const std::string& s) { return selected_anomaly(s).rank == rank; },
@@ -190,13 +172,11 @@ TEST_F(TuiDrilldown, enter_on_an_anomaly_of_rank_2_charts_rank_2_at_its_step_and
     // The read-out names the focused rank first: "step S: rank 2=<value> r0=... r1=... r3=...".
     const std::string readout = "step " + std::to_string(row.step) + ": rank 2=";
     const std::string screen = t->wait_for(readout, milliseconds(5000));
-    ASSERT_FALSE(screen.empty()) << "the chart is not on rank 2 at step " << row.step << ":\n"
-                                 << t->capture();
-    // The same tensor and statistic as the row: its kind (the table clips it to 12 columns) begins the title.
-    const std::string kind = row.line.substr(25, 12);  // after ">%6lld %4d %-11.11s "
-    EXPECT_EQ(lines_of(screen)[1].rfind(kind.substr(0, kind.find_last_not_of(' ') + 1), 0), 0u)
-        << row.line << "\n"
-        << screen;
+    ASSERT_FALSE(screen.empty()) << "the chart is not on rank 2 at step " << row.step << ":\n" << t->capture();
+    // The same tensor and statistic as the row: its kind (whole in the table) begins the title.
+    char kind[64] = "";  // the row: step, rank, rule, kind, ...
+    ASSERT_EQ(std::sscanf(row.line.c_str() + 1, "%*d %*d %*s %63s", kind), 1) << row.line;
+    EXPECT_EQ(lines_of(screen)[1].rfind(std::string(kind) + " ", 0), 0u) << row.line << "\n" << screen;
     // The legend: rank 2 bright, the other ranks' same statistic faint.
     EXPECT_NE(legend_line(screen, 2), "") << screen;
     const auto faint = faint_legend_labels(still_styled(*t), 2);
@@ -208,8 +188,8 @@ TEST_F(TuiDrilldown, enter_on_an_anomaly_of_rank_2_charts_rank_2_at_its_step_and
     EXPECT_NE(t->capture().find(readout), std::string::npos) << t->capture();
     // Esc: back on the Anomalies tab, the same row selected.
     t->send_keys("Escape");
-    const std::string back = screen_when(
-        *t, [&](const std::string& s) { return selected_anomaly(s).line == row.line; }, milliseconds(3000));
+    const std::string back =
+        t->screen_when([&](const std::string& s) { return selected_anomaly(s).line == row.line; }, milliseconds(3000));
     EXPECT_EQ(selected_anomaly(back).line, row.line) << back;
     EXPECT_EQ(lines_of(back)[1].rfind("sort rank  grouped", 0), 0u) << "not the Anomalies table:\n" << back;
 }
@@ -223,12 +203,11 @@ TEST_F(TuiDrilldown, colon_rank_focuses_exactly_that_rank_or_says_there_is_none)
     };
     command("rank 2");
     // The legend fills in as the other ranks' series are read (a sanitized build on a busy machine is slow).
-    std::string screen = screen_when(
-        *t,
+    std::string screen = t->screen_when(
         [](const std::string& s) {
             const std::string legend = legend_line(s, 2);
-            return !legend.empty() && legend.find("r0") != std::string::npos && legend.find("r1") != std::string::npos &&
-                   legend.find("r3") != std::string::npos;
+            return !legend.empty() && legend.find("r0") != std::string::npos &&
+                   legend.find("r1") != std::string::npos && legend.find("r3") != std::string::npos;
         },
         milliseconds(8000));
     ASSERT_NE(legend_line(screen, 2), "") << "`:rank 2` did not chart rank 2:\n" << screen;
@@ -236,15 +215,14 @@ TEST_F(TuiDrilldown, colon_rank_focuses_exactly_that_rank_or_says_there_is_none)
         EXPECT_NE(legend_line(screen, 2).find(other), std::string::npos) << screen;
     // A rank the run does not have: said in the status line; the chart stays on rank 2.
     command("rank 77");
-    screen = screen_when(
-        *t, [](const std::string& s) { return status_line(s).find("no rank 77") != std::string::npos; },
-        milliseconds(3000));
+    screen = t->screen_when([](const std::string& s) { return status_line(s).find("no rank 77") != std::string::npos; },
+                            milliseconds(3000));
     EXPECT_NE(status_line(screen).find("no rank 77 (4 ranks, 0-3)"), std::string::npos) << screen;
     EXPECT_NE(legend_line(screen, 2), "") << screen;
     command("rank two");
-    screen = screen_when(
-        *t, [](const std::string& s) { return status_line(s).find("not a rank: two") != std::string::npos; },
-        milliseconds(3000));
+    screen =
+        t->screen_when([](const std::string& s) { return status_line(s).find("not a rank: two") != std::string::npos; },
+                       milliseconds(3000));
     EXPECT_NE(status_line(screen).find("not a rank: two"), std::string::npos) << screen;
     EXPECT_NE(legend_line(screen, 2), "") << screen;
     // Esc: the Overview, whose selection the chart shares, has rank 2 highlighted.
@@ -253,18 +231,17 @@ TEST_F(TuiDrilldown, colon_rank_focuses_exactly_that_rank_or_says_there_is_none)
     EXPECT_EQ(highlighted_rank(still_styled(*t)), 2) << t->capture();
     // From the Overview, a rank that does not exist keeps the Overview up and says so.
     command("rank 4");
-    screen = screen_when(
-        *t, [](const std::string& s) { return status_line(s).find("no rank 4 ") != std::string::npos; },
-        milliseconds(3000));
+    screen = t->screen_when([](const std::string& s) { return status_line(s).find("no rank 4 ") != std::string::npos; },
+                            milliseconds(3000));
     EXPECT_NE(status_line(screen).find("no rank 4 (4 ranks, 0-3)"), std::string::npos) << screen;
     EXPECT_NE(screen.find("sort rank  steps"), std::string::npos) << "left the Overview:\n" << screen;
-    // The Anomalies tab's rank filter takes the same check (the tab opens on incidents, which it filters too).
+    // The Anomalies tab's rank filter takes the same check (the tab opens on incidents, which it filters
+    // too).
     t->send_keys("3", true);
     ASSERT_FALSE(t->wait_for("incidents, most severe first", milliseconds(3000)).empty()) << t->capture();
     command("rank 77");
-    screen = screen_when(
-        *t, [](const std::string& s) { return status_line(s).find("no rank 77") != std::string::npos; },
-        milliseconds(3000));
+    screen = t->screen_when([](const std::string& s) { return status_line(s).find("no rank 77") != std::string::npos; },
+                            milliseconds(3000));
     EXPECT_NE(status_line(screen).find("no rank 77"), std::string::npos) << screen;
     EXPECT_EQ(screen.find("  rank 77"), std::string::npos) << "the filter was applied:\n" << screen;
     command("rank 2");
@@ -286,8 +263,7 @@ TEST_F(TuiDrilldown, a_drill_down_leaves_the_overviews_kind_op_filter_and_select
     t->send_keys("j", true);
     const std::string before_title = "kind param_origin  op max  filter /layers/  sort rank  steps 0-59";
     ASSERT_FALSE(t->wait_for(before_title, milliseconds(3000)).empty()) << t->capture();
-    ASSERT_GE(wait_until([&] { return highlighted_rank(still_styled(*t)) == 1; }, milliseconds(3000)).count(),
-              0)
+    ASSERT_GE(wait_until([&] { return highlighted_rank(still_styled(*t)) == 1; }, milliseconds(3000)).count(), 0)
         << t->capture();
     // Drill into rank 2's anomaly (its own kind, op and a filter on its tensor), look, come back.
     const AnomalyRowSeen row = select_anomaly_of_rank(*t, 2);
@@ -296,13 +272,11 @@ TEST_F(TuiDrilldown, a_drill_down_leaves_the_overviews_kind_op_filter_and_select
     ASSERT_FALSE(t->wait_for("step " + std::to_string(row.step) + ": rank 2=", milliseconds(5000)).empty())
         << t->capture();
     t->send_keys("Escape");
-    ASSERT_FALSE(screen_when(
-                     *t, [&](const std::string& s) { return selected_anomaly(s).line == row.line; },
-                     milliseconds(3000))
-                     .empty());
+    const std::string back =
+        t->screen_when([&](const std::string& s) { return selected_anomaly(s).line == row.line; }, milliseconds(3000));
+    ASSERT_EQ(selected_anomaly(back).line, row.line) << back;
     t->send_keys("1", true);
-    const std::string after = screen_when(  // the Overview's title (the Anomalies one also says "sort rank")
-        *t,
+    const std::string after = t->screen_when(  // the Overview's title (the Anomalies one also says "sort rank")
         [](const std::string& s) { return lines_of(s).size() > 1 && lines_of(s)[1].rfind("kind ", 0) == 0; },
         milliseconds(3000));
     ASSERT_GT(lines_of(after).size(), 1u) << t->capture();
@@ -324,13 +298,17 @@ TEST(TuiOverviewSelection, follows_the_rank_when_sorting_by_deviation_reorders_r
                    tmp.path());
     ASSERT_GE(wait_until([&] { return std::filesystem::exists(out); }, milliseconds(5000)).count(), 0);
     TmuxSession t(program("msmon-tui") + " " + out + " --db " + (tmp / "store.db"), 120, 40, tui_env(tmp));
-    ASSERT_GE(
-        wait_until([&] { return overview_order(t.capture()).size() == 8; }, milliseconds(15000)).count(), 0)
+    ASSERT_GE(wait_until([&] { return overview_order(t.capture()).size() == 8; }, milliseconds(15000)).count(), 0)
         << t.capture();
     move_until(
         t, "j", [](const std::string&) { return false; },
         [&](const std::string&) { return std::to_string(highlighted_rank(still_styled(t))); }, 5);
     ASSERT_EQ(highlighted_rank(still_styled(t)), 5) << t.capture();
+    // The ranks' own gradients: grad_reduced, the all-reduce's mean, is the same on every rank.
+    const std::string unreduced = move_until(
+        t, "]", [](const std::string& s) { return s.find("kind grad_unreduced") != std::string::npos; },
+        [](const std::string& s) { return lines_of(s).size() > 1 ? lines_of(s)[1] : s; }, 12);
+    ASSERT_NE(unreduced.find("kind grad_unreduced"), std::string::npos) << unreduced;
     for (int i = 0; i < 2; ++i) t.send_keys("s", true);
     ASSERT_FALSE(t.wait_for("sort deviation", milliseconds(3000)).empty()) << t.capture();
     // Ten frames, each after a refresh with a new step; the row order of each.
@@ -340,20 +318,18 @@ TEST(TuiOverviewSelection, follows_the_rank_when_sorting_by_deviation_reorders_r
     for (int frame = 0; frame < 10; ++frame) {
         std::string styled, plain;
         std::smatch m;
-        const bool fresh =
-            wait_until(
-                [&] {
-                    styled = still_styled(t);
-                    plain = plain_text(styled);
-                    return std::regex_search(plain, m, steps_re) && std::stoll(m[1]) > last_step;
-                },
-                milliseconds(5000))
-                .count() >= 0;
+        const bool fresh = wait_until(
+                               [&] {
+                                   styled = still_styled(t);
+                                   plain = plain_text(styled);
+                                   return std::regex_search(plain, m, steps_re) && std::stoll(m[1]) > last_step;
+                               },
+                               milliseconds(5000))
+                               .count() >= 0;
         ASSERT_TRUE(fresh) << "no new step on screen:\n" << plain;
         last_step = std::stoll(m[1]);
         orders.push_back(overview_order(plain));
-        EXPECT_EQ(highlighted_rank(styled), 5) << "frame " << frame << " (step " << last_step << "):\n"
-                                               << plain;
+        EXPECT_EQ(highlighted_rank(styled), 5) << "frame " << frame << " (step " << last_step << "):\n" << plain;
     }
     // The test means something only if the sort did move rows while it watched.
     int reorders = 0;
@@ -378,8 +354,7 @@ TEST(TuiStore, opens_an_ingested_store_alone_read_only_and_refuses_a_missing_one
     EXPECT_NE(snap.out.find("4 ranks | steps 0-19"), std::string::npos) << snap.out;
     if (TmuxSession::available()) {
         // Wide enough for the whole status line, the store's path at its end.
-        TmuxSession t(program("msmon-tui") + " --db " + db + "; echo EXIT=$? > " + (tmp / "exit"), 200, 30,
-                      env);
+        TmuxSession t(program("msmon-tui") + " --db " + db + "; echo EXIT=$? > " + (tmp / "exit"), 200, 30, env);
         const std::string screen = t.wait_for("steps 0-19", milliseconds(8000));
         ASSERT_FALSE(screen.empty()) << t.capture();
         EXPECT_EQ(overview_order(screen), (std::vector<int>{0, 1, 2, 3})) << screen;
@@ -388,8 +363,7 @@ TEST(TuiStore, opens_an_ingested_store_alone_read_only_and_refuses_a_missing_one
         for (const char* watching : {"inotify", "polling"})
             EXPECT_EQ(screen.find(watching), std::string::npos) << screen;
         t.send_keys("q", true);
-        EXPECT_GE(
-            wait_until([&] { return read_file(tmp / "exit") == "EXIT=0\n"; }, milliseconds(5000)).count(), 0)
+        EXPECT_GE(wait_until([&] { return read_file(tmp / "exit") == "EXIT=0\n"; }, milliseconds(5000)).count(), 0)
             << t.capture();
     }
     EXPECT_TRUE(read_file(db) == store_bytes) << "the store was written to";

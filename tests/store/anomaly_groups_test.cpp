@@ -46,7 +46,9 @@ void fill(const std::string& db, unsigned seed) {
     }
 }
 
-std::string face_key(const AnomalyRecord& a) { return a.key + "|" + a.source + "|" + a.rule; }
+std::string face_key(const AnomalyRecord& a) {
+    return a.key + "|" + a.source + "|" + a.rule;
+}
 
 void expect_page_equals_model(Reader& reader, const tui::AnomalyTableFilter& f) {
     const auto list = reader.anomalies({});

@@ -1,12 +1,13 @@
 // rank_block, the writer-kept per-rank step aggregates, must answer exactly what the raw samples answer: the
 // oracle is Reader::rank_series with a name filter matching everything, which reads every raw row.
+#include "store/rank_step_blocks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <random>
 
-#include "store/rank_step_blocks.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_ingest_store.hpp"
@@ -63,7 +64,9 @@ void expect_same(Reader& reader, const std::string& kind, const std::string& op,
             const auto& b = raw[i].points[j];
             EXPECT_EQ(a.step, b.step);
             if (std::isnan(b.value)) EXPECT_TRUE(std::isnan(a.value)) << kind << " " << op << " step " << b.step;
-            else EXPECT_NEAR(a.value, b.value, 1e-12 * std::max(1.0, std::abs(b.value))) << kind << " " << op << " step " << b.step;
+            else
+                EXPECT_NEAR(a.value, b.value, 1e-12 * std::max(1.0, std::abs(b.value)))
+                    << kind << " " << op << " step " << b.step;
             ++points;
         }
     }
@@ -97,7 +100,7 @@ TEST(RankStepBlocks, aggregates_equal_the_raw_rows_with_nan_repeats_restarts_and
                     const bool actv = ((t - 1) / 3) % 2 == 1;
                     batch.rows.push_back(make_row(t, step, actv ? 2 : 1, rng));
                 }
-            batch.rows[17].values[2] = kNaN;   // a NaN norm: that step of that rank reads NaN
+            batch.rows[17].values[2] = kNaN;  // a NaN norm: that step of that rank reads NaN
             batch.rows[40].values[0] = -0.0;
             b.store.commit(batch);
         }

@@ -2,6 +2,8 @@
 // numbers, ids), and the writer + reader answer what a plain map of (tensor, step) → last written row answers,
 // whatever the commits: repeats within and across commits, steps out of order, negative steps, restarts of the
 // writer, a rolled-back commit. Real SQLite throughout.
+#include "store/sample_chunks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,9 +12,10 @@
 #include <map>
 #include <random>
 
-#include "store/sample_chunks.hpp"
+#include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_ingest_store.hpp"
+#include "tests/support/old_store.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -40,8 +43,24 @@ void expect_same_row(const SampleRow& got, const SampleRow& want, const std::str
 }
 
 TEST(SampleChunks, codec_keeps_every_value_and_id_exactly) {
-    const double values[] = {0.0, -0.0, 1.0, -1.0, 0.1, -2.5e-300, 1e300, kInf, -kInf, kNaN, 3.0, 9007199254740991.0,
-                             9007199254740992.0, -9007199254740993.0, 1e20, 4.9e-324, 123456.0, -7.0};
+    const double values[] = {0.0,
+                             -0.0,
+                             1.0,
+                             -1.0,
+                             0.1,
+                             -2.5e-300,
+                             1e300,
+                             kInf,
+                             -kInf,
+                             kNaN,
+                             3.0,
+                             9007199254740991.0,
+                             9007199254740992.0,
+                             -9007199254740993.0,
+                             1e20,
+                             4.9e-324,
+                             123456.0,
+                             -7.0};
     std::vector<SampleRow> rows;
     std::int64_t step = -70;
     std::size_t v = 0;
@@ -143,7 +162,8 @@ struct Fixture {
             std::vector<std::int64_t> recent;
             reader.recent_steps(t, 5, recent);
             ASSERT_EQ(recent.size(), std::min<std::size_t>(5, want.size())) << when;
-            for (std::size_t i = 0; i < recent.size(); ++i) EXPECT_EQ(recent[i], want[want.size() - 1 - i]->step) << when;
+            for (std::size_t i = 0; i < recent.size(); ++i)
+                EXPECT_EQ(recent[i], want[want.size() - 1 - i]->step) << when;
         }
     }
 };
@@ -193,7 +213,8 @@ TEST(SampleChunks, a_live_run_ends_with_one_chunk_per_sealed_block) {
     }
     f.expect_matches(kTensors, "live");
     Connection conn(f.db, Connection::Mode::read_only);
-    Statement q(conn, "SELECT block, count(*), sum(n) FROM sample_chunk WHERE tensor_id = 1 GROUP BY block ORDER BY block");
+    Statement q(conn,
+                "SELECT block, count(*), sum(n) FROM sample_chunk WHERE tensor_id = 1 GROUP BY block ORDER BY block");
     std::vector<std::array<std::int64_t, 3>> blocks;
     while (q.step()) blocks.push_back({q.int64(0), q.int64(1), q.int64(2)});
     ASSERT_EQ(blocks.size(), 4u);  // steps 0..199: blocks 0..3
@@ -220,7 +241,8 @@ TEST(SampleChunks, a_rolled_back_commit_leaves_the_writer_consistent_with_the_st
     {
         Connection planter(f.db, Connection::Mode::read_write_create);
         planter.exec(
-            "CREATE TRIGGER refuse BEFORE INSERT ON file WHEN NEW.path = '/job/boom' BEGIN SELECT RAISE(ABORT, 'boom'); "
+            "CREATE TRIGGER refuse BEFORE INSERT ON file WHEN NEW.path = '/job/boom' BEGIN SELECT RAISE(ABORT, "
+            "'boom'); "
             "END");
     }
     RecordBatch bad;
@@ -256,7 +278,8 @@ TEST(SampleChunks, a_version_4_store_is_upgraded_with_every_sample_kept) {
         conn.exec("DROP TABLE ship_mark");
         conn.exec(
             "CREATE TABLE sample(tensor_id INTEGER NOT NULL, step INTEGER NOT NULL, layout_id INTEGER NOT NULL, "
-            "shape_id INTEGER, dtype_id INTEGER, v0 REAL, v1 REAL, v2 REAL, v3 REAL, v4 REAL, v5 REAL, v6 REAL, v7 REAL, "
+            "shape_id INTEGER, dtype_id INTEGER, v0 REAL, v1 REAL, v2 REAL, v3 REAL, v4 REAL, v5 REAL, v6 REAL, v7 "
+            "REAL, "
             "PRIMARY KEY(tensor_id, step)) WITHOUT ROWID");
         Statement ins(conn, "INSERT INTO sample VALUES(?,?,1,NULL,NULL,?,?,?,?,?,?,NULL,NULL)");
         for (std::int64_t t = 1; t <= 2; ++t) {
@@ -272,6 +295,7 @@ TEST(SampleChunks, a_version_4_store_is_upgraded_with_every_sample_kept) {
                 f.truth[{t, s}] = r;
             }
         }
+        rewrite_file_as_version_7(conn);
         conn.exec("PRAGMA user_version=4");
     }
     { SqliteIngestStore upgraded(f.db); }
@@ -280,6 +304,70 @@ TEST(SampleChunks, a_version_4_store_is_upgraded_with_every_sample_kept) {
     Statement gone(conn, "SELECT count(*) FROM sqlite_master WHERE name = 'sample'");
     ASSERT_TRUE(gone.step());
     EXPECT_EQ(gone.int64(0), 0);
+}
+
+// Issue 18, item 11: a row from a full-precision source (an event file) stays over a rounded one (a log line) of the
+// same tensor and step, whichever is written first, in one commit or across commits and blocks; among rows of one
+// precedence the last write wins. The Overview's per-rank aggregates follow what stays.
+TEST(SampleChunks, a_full_precision_row_stays_over_a_rounded_one_whatever_the_order) {
+    Fixture f;
+    SqliteIngestStore store(f.db);
+    f.keys(store, 2);
+    auto value_row = [](std::int64_t tensor, std::int64_t step, double v, std::uint8_t precedence) {
+        SampleRow r;
+        r.tensor_id = tensor;
+        r.step = step;
+        r.layout_id = 1;
+        r.value_count = 6;
+        for (double& x : r.values) x = 0;
+        r.values[2] = v;  // norm
+        r.precedence = precedence;
+        return r;
+    };
+    const double exact = 2.0922648906707764, rounded = 2.092265;
+    // Tensor 1: the exact value first, the rounded later (another commit; a step in an earlier block, then the
+    // newest). Tensor 2: the rounded first, then the exact. Step 200 in one commit both ways.
+    for (std::int64_t step : {3, 130}) {
+        RecordBatch a, b;
+        a.rows = {value_row(1, step, exact, kFullPrecision), value_row(2, step, rounded, kRoundedText)};
+        b.rows = {value_row(1, step, rounded, kRoundedText), value_row(2, step, exact, kFullPrecision)};
+        store.commit(a);
+        store.commit(b);
+    }
+    RecordBatch both;
+    both.rows = {value_row(1, 200, exact, kFullPrecision), value_row(1, 200, rounded, kRoundedText),
+                 value_row(2, 200, rounded, kRoundedText), value_row(2, 200, exact, kFullPrecision)};
+    store.commit(both);
+    RecordBatch same;  // one precedence: the later write wins
+    same.rows = {value_row(1, 201, 1.5, kRoundedText)};
+    store.commit(same);
+    same.rows = {value_row(1, 201, 2.5, kRoundedText)};
+    store.commit(same);
+    Connection conn(f.db, Connection::Mode::read_only);
+    SampleChunkReader reader(conn);
+    std::vector<SampleRow> got;
+    for (std::int64_t t : {1, 2}) {
+        reader.read(t, 0, 300, got);
+        ASSERT_EQ(got.size(), t == 1 ? 4u : 3u) << "tensor " << t;
+        for (std::size_t i = 0; i < 3; ++i) {
+            EXPECT_EQ(got[i].values[2], exact) << "tensor " << t << " step " << got[i].step;
+            EXPECT_EQ(got[i].precedence, kFullPrecision);
+        }
+    }
+    EXPECT_EQ(got.size(), 3u);
+    reader.read(1, 201, 201, got);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].values[2], 2.5);
+    // The Overview's aggregate (from rank_block, kept by the writer): norm over the rank's two tensors, the L2 of
+    // what stays: sqrt(2 × exact²) at steps 3, 130 and 200 (rounded rows met exact ones and were dropped).
+    RankSeriesRequest req;
+    req.kind = "grad_reduced";
+    req.op = "norm";
+    const auto series = open_sqlite_reader(f.db)->rank_series(req);
+    ASSERT_EQ(series.size(), 1u);
+    std::map<std::int64_t, double> by_step;
+    for (const auto& p : series[0].points) by_step[p.step] = p.value;
+    for (std::int64_t step : {3, 130, 200}) EXPECT_DOUBLE_EQ(by_step[step], std::sqrt(2 * exact * exact)) << step;
 }
 
 }  // namespace

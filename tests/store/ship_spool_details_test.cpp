@@ -108,8 +108,7 @@ TEST(ShipSpoolDetails, issues_files_and_modules_are_read_as_the_sqlite_reader_an
     EXPECT_NE(changed, hash);
 }
 
-TEST(ShipSpoolDetails,
-     a_version_6_spool_is_upgraded_keeping_its_marks_with_issues_and_modules_still_to_ship) {
+TEST(ShipSpoolDetails, a_version_6_spool_is_upgraded_keeping_its_marks_with_issues_and_modules_still_to_ship) {
     TempDir tmp;
     const std::string db = tmp / "s.db";
     SpoolMark before;

@@ -35,8 +35,8 @@ std::string first_difference(const tui::ScreenBuffer& a, const tui::ScreenBuffer
     for (int y = 0; y < a.height(); ++y)
         for (int x = 0; x < a.width(); ++x)
             if (!(a.at(x, y) == b.at(x, y)))
-                return std::to_string(x) + "," + std::to_string(y) + ": U+" + std::to_string(a.at(x, y).ch) +
-                       " vs U+" + std::to_string(b.at(x, y).ch) + "\n" + a.to_text() + "\n----\n" + b.to_text();
+                return std::to_string(x) + "," + std::to_string(y) + ": U+" + std::to_string(a.at(x, y).ch) + " vs U+" +
+                       std::to_string(b.at(x, y).ch) + "\n" + a.to_text() + "\n----\n" + b.to_text();
     return {};
 }
 

@@ -16,10 +16,22 @@
 
 namespace msmon::test {
 
-std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, const std::string& job, int node,
-                                    int interval_ms) {
-    return {program("msmon"), "ingest", node_dir + "/job", "--follow", "--db", node_dir + "/store.db", "--sink", url,
-            "--job", job, "--node", "node" + std::to_string(node), "--sink-interval-ms", std::to_string(interval_ms)};
+std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, const std::string& job,
+                                    int node, int interval_ms) {
+    return {program("msmon"),
+            "ingest",
+            node_dir + "/job",
+            "--follow",
+            "--db",
+            node_dir + "/store.db",
+            "--sink",
+            url,
+            "--job",
+            job,
+            "--node",
+            "node" + std::to_string(node),
+            "--sink-interval-ms",
+            std::to_string(interval_ms)};
 }
 
 std::string find_installed(const std::string& name) {
@@ -27,8 +39,7 @@ std::string find_installed(const std::string& name) {
     path += ":/usr/sbin:/usr/bin:/sbin:/bin";
     for (std::size_t start = 0; start <= path.size();) {
         auto colon = path.find(':', start);
-        const std::string dir =
-            path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        const std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
         const std::string candidate = dir + "/" + name;
         if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
         if (colon == std::string::npos) break;
@@ -54,35 +65,34 @@ ClickHouseTestServer::ClickHouseTestServer(const std::string& dir) : dir_(dir) {
     http_port_ = free_port();
     tcp_port_ = free_port();
     std::filesystem::create_directories(dir_ + "/data");
-    write_file(
-        dir_ + "/config.xml",
-        "<?xml version=\"1.0\"?>\n<yandex>\n"
-        "  <logger><level>information</level><log>" +
-            dir_ + "/server.log</log><errorlog>" + dir_ +
-            "/server.err.log</errorlog><console>0</console></logger>\n"
-            "  <http_port>" +
-            std::to_string(http_port_) +
-            "</http_port>\n"
-            "  <tcp_port>" +
-            std::to_string(tcp_port_) +
-            "</tcp_port>\n"
-            "  <listen_host>127.0.0.1</listen_host>\n"
-            "  <path>" +
-            dir_ + "/data/</path>\n  <tmp_path>" + dir_ +
-            "/data/tmp/</tmp_path>\n"
-            "  <user_files_path>" +
-            dir_ +
-            "/data/user_files/</user_files_path>\n"
-            "  <format_schema_path>" +
-            dir_ +
-            "/data/format_schemas/</format_schema_path>\n"
-            "  <users_config>" +
-            dir_ +
-            "/users.xml</users_config>\n"
-            "  <default_profile>default</default_profile>\n  <default_database>default</default_database>\n"
-            "  <mark_cache_size>67108864</mark_cache_size>\n"
-            "  <uncompressed_cache_size>67108864</uncompressed_cache_size>\n"
-            "</yandex>\n");
+    write_file(dir_ + "/config.xml",
+               "<?xml version=\"1.0\"?>\n<yandex>\n"
+               "  <logger><level>information</level><log>" +
+                   dir_ + "/server.log</log><errorlog>" + dir_ +
+                   "/server.err.log</errorlog><console>0</console></logger>\n"
+                   "  <http_port>" +
+                   std::to_string(http_port_) +
+                   "</http_port>\n"
+                   "  <tcp_port>" +
+                   std::to_string(tcp_port_) +
+                   "</tcp_port>\n"
+                   "  <listen_host>127.0.0.1</listen_host>\n"
+                   "  <path>" +
+                   dir_ + "/data/</path>\n  <tmp_path>" + dir_ +
+                   "/data/tmp/</tmp_path>\n"
+                   "  <user_files_path>" +
+                   dir_ +
+                   "/data/user_files/</user_files_path>\n"
+                   "  <format_schema_path>" +
+                   dir_ +
+                   "/data/format_schemas/</format_schema_path>\n"
+                   "  <users_config>" +
+                   dir_ +
+                   "/users.xml</users_config>\n"
+                   "  <default_profile>default</default_profile>\n  <default_database>default</default_database>\n"
+                   "  <mark_cache_size>67108864</mark_cache_size>\n"
+                   "  <uncompressed_cache_size>67108864</uncompressed_cache_size>\n"
+                   "</yandex>\n");
     write_file(dir_ + "/users.xml",
                "<?xml version=\"1.0\"?>\n<yandex>\n"
                "  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>\n"
@@ -115,8 +125,8 @@ void ClickHouseTestServer::kill() {
 
 bool ClickHouseTestServer::start() {
     const std::string binary = find_installed("clickhouse-server");
-    process_ = std::make_unique<Background>(
-        std::vector<std::string>{binary, "--config-file=" + dir_ + "/config.xml"}, dir_);
+    process_ =
+        std::make_unique<Background>(std::vector<std::string>{binary, "--config-file=" + dir_ + "/config.xml"}, dir_);
     const HttpClient http("127.0.0.1", http_port_, std::chrono::milliseconds(1000));
     return wait_until([&] { return http.get("/").body == "Ok.\n"; }, std::chrono::seconds(60)).count() >= 0;
 }

@@ -16,14 +16,14 @@ std::string find_installed(const std::string& name);
 
 // `msmon ingest --follow` of node_dir/job into node_dir/store.db, shipping to `url` as job `job`, node "node<N>",
 // every `interval_ms`: the agent each simulated node runs.
-std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, const std::string& job, int node,
-                                    int interval_ms);
+std::vector<std::string> agent_args(const std::string& node_dir, const std::string& url, const std::string& job,
+                                    int node, int interval_ms);
 
 // A TCP port nothing listens on right now (bound and released).
 int free_port();
 
 class ClickHouseTestServer {
-  public:
+public:
     // Writes a config under `dir` and starts the server; ready() tells whether it answered within 60 s.
     explicit ClickHouseTestServer(const std::string& dir);
     bool ready() const { return ready_; }
@@ -36,7 +36,7 @@ class ClickHouseTestServer {
     bool start();  // (again) on the same ports and data; true once it answers
     std::string log() const;
 
-  private:
+private:
     std::string dir_;
     int http_port_ = 0, tcp_port_ = 0;
     std::unique_ptr<Background> process_;
@@ -44,14 +44,14 @@ class ClickHouseTestServer {
 };
 
 class NodeExporterTestServer {
-  public:
+public:
     // Serves only the textfile collector over `textfile_dir`.
     explicit NodeExporterTestServer(const std::string& textfile_dir, const std::string& log_dir);
     bool ready() const { return ready_; }
     // GET /metrics: the body, or empty.
     std::string metrics() const;
 
-  private:
+private:
     int port_ = 0;
     std::unique_ptr<Background> process_;
     bool ready_ = false;

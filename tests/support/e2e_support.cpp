@@ -31,8 +31,7 @@ std::string QueryRow::key() const {
 std::vector<QueryRow> parse_query_csv(const std::string& out, std::string& error) {
     std::vector<QueryRow> rows;
     const auto records = parse_csv_reference(out);
-    const std::vector<std::string> header = {"rank", "kind",       "vpp_stage", "name",
-                                             "step", "micro_step", "op",        "value"};
+    const std::vector<std::string> header = {"rank", "kind", "vpp_stage", "name", "step", "micro_step", "op", "value"};
     if (records.empty() || records[0] != header) {
         error = "query output does not start with the contract header: '" + out.substr(0, 80) + "'";
         return rows;
@@ -67,8 +66,7 @@ bool same_number(const std::string& a, const std::string& b) {
     return x == y && std::signbit(x) == std::signbit(y);
 }
 
-std::vector<std::vector<std::string>> sqlite_rows(const std::string& db, const std::string& sql,
-                                                  std::string& error) {
+std::vector<std::vector<std::string>> sqlite_rows(const std::string& db, const std::string& sql, std::string& error) {
     std::vector<std::vector<std::string>> out;
     sqlite3* h = nullptr;
     if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
@@ -104,8 +102,7 @@ std::vector<std::vector<std::string>> sqlite_rows(const std::string& db, const s
 std::string tree_listing(const std::string& dir) {
     std::vector<std::string> lines;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
-         ++it) {
+    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); ++it) {
         struct stat st {};
         const std::string p = it->path().string();
         if (::lstat(p.c_str(), &st) != 0) {
@@ -113,15 +110,13 @@ std::string tree_listing(const std::string& dir) {
             continue;
         }
         std::ostringstream line;
-        line << p.substr(dir.size()) << " " << (S_ISDIR(st.st_mode) ? "dir" : "file")
-             << " size=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec
-             << " ino=" << st.st_ino;
+        line << p.substr(dir.size()) << " " << (S_ISDIR(st.st_mode) ? "dir" : "file") << " size=" << st.st_size
+             << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec << " ino=" << st.st_ino;
         lines.push_back(line.str());
     }
     struct stat top {};
     if (::lstat(dir.c_str(), &top) == 0)
-        lines.push_back(". mtime=" + std::to_string(top.st_mtim.tv_sec) + "." +
-                        std::to_string(top.st_mtim.tv_nsec));
+        lines.push_back(". mtime=" + std::to_string(top.st_mtim.tv_sec) + "." + std::to_string(top.st_mtim.tv_nsec));
     std::sort(lines.begin(), lines.end());
     std::string out;
     for (const auto& l : lines) out += l + "\n";

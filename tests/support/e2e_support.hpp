@@ -37,8 +37,7 @@ bool same_number(const std::string& a, const std::string& b);
 
 // Every row of `sql` on the store at `db` opened read-only, columns as text (NULL as "NULL"). `error` is set
 // if the statement fails.
-std::vector<std::vector<std::string>> sqlite_rows(const std::string& db, const std::string& sql,
-                                                  std::string& error);
+std::vector<std::vector<std::string>> sqlite_rows(const std::string& db, const std::string& sql, std::string& error);
 
 // One line per entry under `dir` (recursive, sorted): relative path, type, size, mtime in ns, inode.
 std::string tree_listing(const std::string& dir);

@@ -30,6 +30,7 @@ void rewrite_samples_as_version_4(Connection& conn) {
         insert.run();
     }
     conn.exec("DROP TABLE sample_chunk");
+    rewrite_file_as_version_7(conn);
 }
 
 void rewrite_ship_mark_as_version_6(Connection& conn) {
@@ -41,6 +42,11 @@ void rewrite_ship_mark_as_version_6(Connection& conn) {
         "checkpoint_hash, checkpoint_gen FROM ship_mark;"
         "DROP TABLE ship_mark;"
         "ALTER TABLE ship_mark_v6 RENAME TO ship_mark;");
+    rewrite_file_as_version_7(conn);
+}
+
+void rewrite_file_as_version_7(Connection& conn) {
+    conn.exec("DROP INDEX file_by_kind; ALTER TABLE file DROP COLUMN issues");
 }
 
 }  // namespace msmon::test

@@ -13,4 +13,7 @@ void rewrite_samples_as_version_4(Connection& conn);
 // caller sets user_version.
 void rewrite_ship_mark_as_version_6(Connection& conn);
 
+// Drops file.issues and file_by_kind (schema v8): every helper above does it too. The caller sets user_version.
+void rewrite_file_as_version_7(Connection& conn);
+
 }  // namespace msmon::test

@@ -32,7 +32,9 @@ TempDir::~TempDir() {
     fs::remove_all(path_, ec);
 }
 
-std::string program(const std::string& name) { return std::string(MSMON_BIN_DIR) + "/" + name; }
+std::string program(const std::string& name) {
+    return std::string(MSMON_BIN_DIR) + "/" + name;
+}
 
 namespace {
 
@@ -95,7 +97,8 @@ Background::~Background() {
         if (::waitpid(pid_, &status, WNOHANG) == pid_) {
             if (WIFSIGNALED(status) && WTERMSIG(status) != sent_)
                 ADD_FAILURE() << name_ << " died of signal " << WTERMSIG(status)
-                              << " before the test ended; its stderr:\n" << err();
+                              << " before the test ended; its stderr:\n"
+                              << err();
             return;
         }
         ::kill(pid_, SIGKILL);
@@ -123,8 +126,12 @@ int Background::wait(std::chrono::milliseconds timeout) {
     }
 }
 
-std::string Background::out() const { return read_file(out_path_); }
-std::string Background::err() const { return read_file(err_path_); }
+std::string Background::out() const {
+    return read_file(out_path_);
+}
+std::string Background::err() const {
+    return read_file(err_path_);
+}
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -153,7 +160,8 @@ std::string shared_dir() {
 std::chrono::milliseconds wait_until(const std::function<bool()>& ok, std::chrono::milliseconds timeout) {
     const auto start = std::chrono::steady_clock::now();
     while (true) {
-        if (ok()) return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        if (ok())
+            return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
         if (std::chrono::steady_clock::now() - start > timeout) return std::chrono::milliseconds(-1);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -164,7 +172,8 @@ std::vector<std::string> find_files(const std::string& dir, const std::string& s
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); ++it) {
         const std::string p = it->path().string();
-        if (it->is_regular_file() && p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
+        if (it->is_regular_file() && p.size() >= suffix.size() &&
+            p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
             out.push_back(p);
     }
     std::sort(out.begin(), out.end());

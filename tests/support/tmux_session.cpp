@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <thread>
 
 namespace msmon::test {
@@ -30,7 +31,9 @@ std::string run_capture(const std::string& cmd) {
 
 }  // namespace
 
-bool TmuxSession::available() { return std::system("command -v tmux >/dev/null 2>&1") == 0; }
+bool TmuxSession::available() {
+    return std::system("command -v tmux >/dev/null 2>&1") == 0;
+}
 
 TmuxSession::TmuxSession(const std::string& command, int width, int height,
                          const std::map<std::string, std::string>& env) {
@@ -44,7 +47,9 @@ TmuxSession::TmuxSession(const std::string& command, int width, int height,
     tmux("set-option -g remain-on-exit on");
 }
 
-TmuxSession::~TmuxSession() { tmux("kill-server"); }
+TmuxSession::~TmuxSession() {
+    tmux("kill-server");
+}
 
 std::string TmuxSession::tmux(const std::string& args) const {
     return run_capture("tmux -L " + socket_ + " " + args + " 2>/dev/null");
@@ -58,11 +63,17 @@ void TmuxSession::resize(int width, int height) {
     tmux("resize-window -t 0 -x " + std::to_string(width) + " -y " + std::to_string(height));
 }
 
-void TmuxSession::record_output(const std::string& path) { tmux("pipe-pane -o -t 0 " + shell_quote("cat >> " + shell_quote(path))); }
+void TmuxSession::record_output(const std::string& path) {
+    tmux("pipe-pane -o -t 0 " + shell_quote("cat >> " + shell_quote(path)));
+}
 
-std::string TmuxSession::capture() const { return tmux("capture-pane -p -t 0"); }
+std::string TmuxSession::capture() const {
+    return tmux("capture-pane -p -t 0");
+}
 
-std::string TmuxSession::capture_styled() const { return tmux("capture-pane -p -e -t 0"); }
+std::string TmuxSession::capture_styled() const {
+    return tmux("capture-pane -p -e -t 0");
+}
 
 namespace {
 
@@ -133,26 +144,42 @@ std::string plain_text(const std::string& styled) {
     return out;
 }
 
-bool TmuxSession::alive() const { return tmux("display-message -p -t 0 '#{pane_dead}'").find('0') != std::string::npos; }
+bool TmuxSession::alive() const {
+    return tmux("display-message -p -t 0 '#{pane_dead}'").find('0') != std::string::npos;
+}
 
 std::string TmuxSession::wait_for(const std::string& text, std::chrono::milliseconds timeout) const {
+    std::string screen = screen_when([&](const std::string& s) { return s.find(text) != std::string::npos; }, timeout);
+    return screen.find(text) == std::string::npos ? "" : screen;
+}
+
+std::string TmuxSession::screen_when(const std::function<bool(const std::string&)>& ok,
+                                     std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string screen;
     while (std::chrono::steady_clock::now() < deadline) {
-        std::string screen = capture();
-        if (screen.find(text) != std::string::npos) {
-            // Half a frame (the title redrawn, the rows below not yet) passes in milliseconds; a frame whole on the
-            // screen stays. A live screen may never hold still: then the last one that shows the text.
+        screen = capture();
+        if (ok(screen)) {
+            // Half a frame (the title redrawn, the rows below not yet) passes in milliseconds; a frame whole
+            // on the screen stays. A live screen may never hold still: then the last one on which `ok` holds.
             for (int i = 0; i < 8; ++i) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(40));
                 std::string again = capture();
-                if (again == screen || again.find(text) == std::string::npos) break;
+                if (again == screen || !ok(again)) break;
                 screen = std::move(again);
             }
             return screen;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
     }
-    return "";
+    return screen;
+}
+
+std::vector<std::string> lines_of(const std::string& screen) {
+    std::vector<std::string> out;
+    std::istringstream in(screen);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
 }
 
 }  // namespace msmon::test

@@ -25,10 +25,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "core/config/monitor_config_fields.hpp"
 
@@ -82,9 +81,13 @@ void save_text(const std::string& path, const std::string& text) {
     g_finished->fetch_add(1);
 }
 
-double as_float(const timespec& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9; }
+double as_float(const timespec& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
-bool is_int(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
+bool is_int(const json& v) {
+    return v.is_number_integer() || v.is_number_unsigned();
+}
 
 }  // namespace
 
@@ -165,8 +168,9 @@ int main(int argc, char** argv) {
             config = json::parse(text);
         } catch (const std::exception& e) {
             const bool overlapped = started0 != finished0 || started1 != started0;
-            log_event("invalid_read", step, st.st_mtim, std::string(overlapped ? "writeback" : "NO-WRITEBACK") + "\t" +
-                                                            std::to_string(text.size()) + " bytes");
+            log_event(
+                "invalid_read", step, st.st_mtim,
+                std::string(overlapped ? "writeback" : "NO-WRITEBACK") + "\t" + std::to_string(text.size()) + " bytes");
             continue;
         }
         if (!config.is_object()) {  // msprobe: config.get raises outside the try — the training step crashes

@@ -94,16 +94,14 @@ TEST(BrailleChart, ascii_mode_output_is_pure_ascii) {
     options.title = "loss";
     options.cursor_step = 50;
     ScreenBuffer buf(50, 14);
-    draw_chart(buf, 0, 0, 50, 14, {{"loss", points, {Color::series0}}, {"raw", points, {}, true}}, options,
-               kAscii);
+    draw_chart(buf, 0, 0, 50, 14, {{"loss", points, {Color::series0}}, {"raw", points, {}, true}}, options, kAscii);
     const std::string text = buf.to_text();
     for (unsigned char b : text) ASSERT_LT(b, 0x80) << text;
     EXPECT_NE(text.find('*'), std::string::npos);
 }
 
 TEST(BrailleChart, one_step_spike_in_ten_thousand_points_reaches_the_top_row) {
-    std::vector<SeriesPoint> points =
-        line_points(0, 9999, [](std::int64_t s) { return 1.0 + 0.01 * (s % 5); });
+    std::vector<SeriesPoint> points = line_points(0, 9999, [](std::int64_t s) { return 1.0 + 0.01 * (s % 5); });
     points[6789].value = 1000.0;
     ScreenBuffer buf(60, 15);
     draw_chart(buf, 0, 0, 60, 15, {{"", points, {Color::series0}}}, range(0, 9999), kUnicode);
@@ -156,8 +154,7 @@ int plot_left(const ScreenBuffer& buf) {
 int marks_between_top_and_bottom(const ScreenBuffer& buf) {
     int n = 0;
     for (int y = 1; y < kPlotRows - 1; ++y)
-        for (int x = plot_left(buf); x < buf.width(); ++x)
-            n += buf.at(x, y).ch == U'*' || buf.at(x, y).ch == U'|';
+        for (int x = plot_left(buf); x < buf.width(); ++x) n += buf.at(x, y).ch == U'*' || buf.at(x, y).ch == U'|';
     return n;
 }
 
@@ -167,8 +164,7 @@ TEST(BrailleChart, restart_going_back_in_steps_does_not_draw_a_connecting_line) 
     ScreenBuffer buf(40, 12);
     draw_chart(buf, 0, 0, 40, 12, {{"", points, {}}}, range(0, 49), kAscii);
     EXPECT_GT(count_in_rows(buf, plot_left(buf), 39, 0, 0, U'*'), 30) << buf.to_text();
-    EXPECT_GT(count_in_rows(buf, plot_left(buf), 39, kPlotRows - 1, kPlotRows - 1, U'*'), 30)
-        << buf.to_text();
+    EXPECT_GT(count_in_rows(buf, plot_left(buf), 39, kPlotRows - 1, kPlotRows - 1, U'*'), 30) << buf.to_text();
     EXPECT_EQ(marks_between_top_and_bottom(buf), 0) << buf.to_text();
 }
 
@@ -288,10 +284,9 @@ TEST(BrailleChart, axes_show_short_readable_numbers_and_step_ticks) {
     EXPECT_NE(x_labels.find("1000"), std::string::npos) << text;
 
     ScreenBuffer tiny(60, 12);
-    draw_chart(
-        tiny, 0, 0, 60, 12,
-        {{"", line_points(0, 100, [](std::int64_t s) { return 1e-5 + 1e-7 * static_cast<double>(s); }), {}}},
-        range(0, 100), kUnicode);
+    draw_chart(tiny, 0, 0, 60, 12,
+               {{"", line_points(0, 100, [](std::int64_t s) { return 1e-5 + 1e-7 * static_cast<double>(s); }), {}}},
+               range(0, 100), kUnicode);
     EXPECT_NE(tiny.to_text().find("1.5e-05"), std::string::npos) << tiny.to_text();
 
     ScreenBuffer unit(60, 12);
@@ -319,8 +314,8 @@ TEST(BrailleChart, log_scale_places_decades_evenly_and_skips_non_positive_values
 
 TEST(BrailleChart, flat_series_is_padded_and_drawn_mid_height) {
     ScreenBuffer buf(30, 7);  // plot rows 0..4
-    draw_chart(buf, 0, 0, 30, 7, {{"", line_points(0, 20, [](std::int64_t) { return 5.0; }), {}}},
-               range(0, 20), kAscii);
+    draw_chart(buf, 0, 0, 30, 7, {{"", line_points(0, 20, [](std::int64_t) { return 5.0; }), {}}}, range(0, 20),
+               kAscii);
     EXPECT_GT(count_in_rows(buf, 0, 29, 2, 2, U'*'), 20) << buf.to_text();
     EXPECT_NE(row_text(buf, 2).find('5'), std::string::npos) << buf.to_text();
 }

@@ -15,7 +15,7 @@ namespace {
 
 // The real store, every rank_series read at every step.
 class EveryStepReader final : public Reader {
-  public:
+public:
     explicit EveryStepReader(Reader& r) : r_(r) {}
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
         RankSeriesRequest every = req;
@@ -36,7 +36,7 @@ class EveryStepReader final : public Reader {
     ModuleInfo module_info(int rank, const std::string& name) override { return r_.module_info(rank, name); }
     std::vector<std::int64_t> collected_steps(std::size_t n) override { return r_.collected_steps(n); }
 
-  private:
+private:
     Reader& r_;
 };
 

@@ -30,14 +30,17 @@ TEST(CollectionState, a_write_back_reads_as_finished_with_its_time_and_step_inte
     const json off = json::parse(R"({"dynamic_on": false, "collect_times": 3, "step_interval": 2})");
     const auto s = describe_collection({24, 22, 20, 9}, off, std::nullopt, std::string("14:02:11.000"));
     EXPECT_EQ(s.phase, CollectionState::Phase::finished);
-    EXPECT_EQ(s.text, "collection finished at step 24? msprobe set dynamic_on → false at 14:02:11.000 (steps 20-24, 3 collected)");
+    EXPECT_EQ(
+        s.text,
+        "collection finished at step 24? msprobe set dynamic_on → false at 14:02:11.000 (steps 20-24, 3 collected)");
     EXPECT_EQ(describe_collection({}, off, std::nullopt, std::nullopt).phase, CollectionState::Phase::no_data);
     EXPECT_EQ(describe_collection({5, 4}, off, std::nullopt, std::nullopt).phase, CollectionState::Phase::idle);
 }
 
 TEST(CollectionState, stop_early_counts_one_step) {
     const json stop = json::parse(R"({"dynamic_on": true, "collect_times": 0})");
-    EXPECT_EQ(describe_collection({7}, stop, 6, std::nullopt).text, "collecting since step 7: collected 1 of 1, latest step 7");
+    EXPECT_EQ(describe_collection({7}, stop, 6, std::nullopt).text,
+              "collecting since step 7: collected 1 of 1, latest step 7");
 }
 
 }  // namespace

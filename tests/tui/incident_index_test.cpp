@@ -37,16 +37,14 @@ void add(const std::string& db, std::vector<AnomalyRecord> anomalies) {
 
 // The real store; counts the reads of every anomaly.
 class CountingReader final : public Reader {
-  public:
+public:
     explicit CountingReader(const std::string& db) : owned_(open_sqlite_reader(db)), r_(*owned_) {}
     int whole_reads = 0;
     std::vector<AnomalyRecord> anomalies(const AnomalyFilter& f) override {
         ++whole_reads;
         return r_.anomalies(f);
     }
-    void points(const PointFilter& f, const std::function<void(const Point&)>& s) override {
-        r_.points(f, s);
-    }
+    void points(const PointFilter& f, const std::function<void(const Point&)>& s) override { r_.points(f, s); }
     StoreSummary summary() override { return r_.summary(); }
     std::vector<IssueRecord> issues(std::size_t n) override { return r_.issues(n); }
     AnomalyGroupPage anomaly_groups(const AnomalyGroupRequest& q) override { return r_.anomaly_groups(q); }
@@ -60,7 +58,7 @@ class CountingReader final : public Reader {
     std::vector<std::int64_t> collected_steps(std::size_t n) override { return r_.collected_steps(n); }
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override { return r_.rank_series(req); }
 
-  private:
+private:
     std::unique_ptr<Reader> owned_;
     Reader& r_;
 };
@@ -68,9 +66,9 @@ class CountingReader final : public Reader {
 TEST(IncidentIndex, regroups_only_when_the_anomaly_count_changes) {
     TempDir tmp;
     const std::string db = tmp / "s.db";
-    add(db, {anomaly("detected", "NonFinite", 3, 35, "grad_reduced", 100),
-             anomaly("detected", "Jump", 0, 20, "grad_unreduced", 80),
-             anomaly("detected", "Jump", 1, 20, "exp_avg", 80)});
+    add(db,
+        {anomaly("detected", "NonFinite", 3, 35, "grad_reduced", 100),
+         anomaly("detected", "Jump", 0, 20, "grad_unreduced", 80), anomaly("detected", "Jump", 1, 20, "exp_avg", 80)});
     CountingReader reader(db);
     tui::IncidentIndex index;
     EXPECT_TRUE(index.update(reader));
@@ -93,10 +91,9 @@ TEST(IncidentIndex, regroups_only_when_the_anomaly_count_changes) {
 TEST(IncidentIndex, marks_every_rank_of_a_severe_incident_and_no_rank_of_msprobes_noise) {
     TempDir tmp;
     const std::string db = tmp / "s.db";
-    add(db,
-        {anomaly("detected", "NonFinite", 0, 10, "actv", 100),
-         anomaly("detected", "Jump", 1, 10, "grad_reduced", 5),  // weak alone; in the incident all the same
-         anomaly("msprobe", "AnomalyTurbulence", 2, 3, "actv", 2)});
+    add(db, {anomaly("detected", "NonFinite", 0, 10, "actv", 100),
+             anomaly("detected", "Jump", 1, 10, "grad_reduced", 5),  // weak alone; in the incident all the same
+             anomaly("msprobe", "AnomalyTurbulence", 2, 3, "actv", 2)});
     CountingReader reader(db);
     tui::IncidentIndex index;
     index.update(reader);
@@ -107,9 +104,9 @@ TEST(IncidentIndex, marks_every_rank_of_a_severe_incident_and_no_rank_of_msprobe
 TEST(IncidentIndex, past_its_limit_it_reads_no_anomaly_whole_and_the_stores_marks_stand_in) {
     TempDir tmp;
     const std::string db = tmp / "s.db";
-    add(db, {anomaly("detected", "NonFinite", 0, 10, "actv", 100),
-             anomaly("detected", "Jump", 1, 10, "grad_reduced", 5),
-             anomaly("msprobe", "AnomalyTurbulence", 2, 3, "actv", 2)});
+    add(db,
+        {anomaly("detected", "NonFinite", 0, 10, "actv", 100), anomaly("detected", "Jump", 1, 10, "grad_reduced", 5),
+         anomaly("msprobe", "AnomalyTurbulence", 2, 3, "actv", 2)});
     CountingReader reader(db);
     tui::IncidentIndex index(2);
     EXPECT_TRUE(index.update(reader));

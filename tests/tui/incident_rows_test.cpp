@@ -17,12 +17,8 @@ namespace {
 
 TEST(IncidentRows, an_expanded_incident_shows_each_value_against_its_reference_as_whole_numbers) {
     TempDir tmp;
-    const std::vector<std::pair<double, double>> values = {{1.234567e-05, 9.87654e-07},
-                                                           {-3.5e+12, 2.25e-11},
-                                                           {3.4e+38, 0.0123},
-                                                           {0.1867, 0.001781},
-                                                           {NAN, 0},
-                                                           {42, 41.5}};
+    const std::vector<std::pair<double, double>> values = {
+        {1.234567e-05, 9.87654e-07}, {-3.5e+12, 2.25e-11}, {3.4e+38, 0.0123}, {0.1867, 0.001781}, {NAN, 0}, {42, 41.5}};
     {
         SqliteIngestStore store(tmp / "s.db");
         RecordBatch b;
@@ -64,8 +60,7 @@ TEST(IncidentRows, an_expanded_incident_shows_each_value_against_its_reference_a
         if (!std::regex_match(l, m, member)) continue;
         ++seen;
         const auto& [value, reference] = values[std::stoul(m[1])];
-        for (const auto& [text, expected] :
-             {std::pair{m[2].str(), value}, std::pair{m[3].str(), reference}}) {
+        for (const auto& [text, expected] : {std::pair{m[2].str(), value}, std::pair{m[3].str(), reference}}) {
             std::size_t used = 0;
             const double shown = std::stod(text, &used);
             EXPECT_EQ(used, text.size()) << "not a whole number: " << l;
@@ -82,10 +77,8 @@ TEST(IncidentRows, an_expanded_incident_shows_each_value_against_its_reference_a
             int digits = 0;
             for (char c : mantissa)
                 if (c >= '0' && c <= '9' && (digits > 0 || c != '0')) ++digits;
-            const double unit =
-                std::pow(10.0, std::floor(std::log10(std::abs(expected))) - std::max(digits, 1) + 1);
-            EXPECT_LE(std::abs(shown - expected), unit * 0.5 * (1 + 1e-9))
-                << text << " for " << expected << ": " << l;
+            const double unit = std::pow(10.0, std::floor(std::log10(std::abs(expected))) - std::max(digits, 1) + 1);
+            EXPECT_LE(std::abs(shown - expected), unit * 0.5 * (1 + 1e-9)) << text << " for " << expected << ": " << l;
         }
     }
     EXPECT_EQ(seen, values.size()) << buf.to_text();

@@ -45,11 +45,9 @@ TEST(RunConfigPage, text_from_files_is_escaped_and_multi_line_text_keeps_its_lin
     EXPECT_EQ(page.find("\xe2\x80\xae"), std::string::npos) << page;
     EXPECT_NE(page.find("ranks 0-2 (3, the same config)  /job/output\n"), std::string::npos) << page;
     EXPECT_NE(page.find("  run_mode: train\\x1B[2J\n"), std::string::npos) << page;
-    EXPECT_NE(page.find("  model_config:\n    hidden_size: 4096\n    num_layers: 32\\u{202E}\n"),
-              std::string::npos)
+    EXPECT_NE(page.find("  model_config:\n    hidden_size: 4096\n    num_layers: 32\\u{202E}\n"), std::string::npos)
         << page;
-    EXPECT_EQ(page.find("num_layers: 32\\u{202E}\n    \n"), std::string::npos)
-        << "a trailing newline adds no line";
+    EXPECT_EQ(page.find("num_layers: 32\\u{202E}\n    \n"), std::string::npos) << "a trailing newline adds no line";
 }
 
 TEST(RunConfigPage, long_lines_wrap_to_the_width_by_characters) {
@@ -64,8 +62,7 @@ TEST(RunConfigPage, long_lines_wrap_to_the_width_by_characters) {
     const auto lines = run_config_lines(m, 22);  // 20 characters a line after the indent
     std::vector<std::string> body;
     for (const auto& l : lines)
-        if (l.text.rfind("  ", 0) == 0 && l.text.find("run config") == std::string::npos)
-            body.push_back(l.text);
+        if (l.text.rfind("  ", 0) == 0 && l.text.find("run config") == std::string::npos) body.push_back(l.text);
     ASSERT_EQ(body.size(), 3u) << joined(lines);  // "k: " + 50 characters = 53: 20 + 20 + 13
     EXPECT_EQ(body[0].substr(0, 5), "  k: ");
     for (const auto& b : body) EXPECT_LE(b.size(), 2u + 2u * 20u) << b;  // never a character cut in two

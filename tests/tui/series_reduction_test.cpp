@@ -24,7 +24,8 @@ std::vector<RankSeries> random_series(std::mt19937_64& rng) {
         const std::size_t n = rng() % 4 == 0 ? rng() % 8 : 1 + rng() % 3000;
         double level = unit(rng) < 0.3 ? -1 : 1;
         for (std::size_t i = 0; i < n; ++i) {
-            step += unit(rng) < 0.02 ? 1 + static_cast<std::int64_t>(rng() % 500) : 1 + static_cast<std::int64_t>(rng() % 3);
+            step += unit(rng) < 0.02 ? 1 + static_cast<std::int64_t>(rng() % 500)
+                                     : 1 + static_cast<std::int64_t>(rng() % 3);
             level += (unit(rng) - 0.5) * 0.2;
             double v = level;
             const double roll = unit(rng);
@@ -47,7 +48,8 @@ TEST(SeriesReduction, reduced_series_draw_exactly_as_every_step_on_their_columns
         auto full = random_series(rng);
         if (full.empty()) continue;
         std::int64_t first = full[0].points.front().step, last = full[0].points.back().step;
-        for (const auto& rs : full) first = std::min(first, rs.points.front().step), last = std::max(last, rs.points.back().step);
+        for (const auto& rs : full)
+            first = std::min(first, rs.points.front().step), last = std::max(last, rs.points.back().step);
         test::ChartFrame frame;
         frame.width = 20 + static_cast<int>(rng() % 120);
         frame.height = 6 + static_cast<int>(rng() % 25);
@@ -61,7 +63,9 @@ TEST(SeriesReduction, reduced_series_draw_exactly_as_every_step_on_their_columns
             frame.hi = frame.lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rng() % 3 ? span : 40));
             window.lo = frame.lo, window.hi = frame.hi;
         }
-        if (rng() % 2) frame.cursor = frame.lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(frame.hi - frame.lo + 1));
+        if (rng() % 2)
+            frame.cursor =
+                frame.lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(frame.hi - frame.lo + 1));
         const auto expected = test::render_chart(full, frame);
         ASSERT_GT(expected.plot_columns, 0);
         window.columns = expected.plot_columns;
@@ -69,7 +73,8 @@ TEST(SeriesReduction, reduced_series_draw_exactly_as_every_step_on_their_columns
         auto reduced = full;
         reduce_series(reduced, window);
         std::size_t before = 0, after = 0;
-        for (std::size_t i = 0; i < full.size(); ++i) before += full[i].points.size(), after += reduced[i].points.size();
+        for (std::size_t i = 0; i < full.size(); ++i)
+            before += full[i].points.size(), after += reduced[i].points.size();
         reduced_somewhere += after < before;
         const auto got = test::render_chart(reduced, frame);
         ASSERT_EQ(test::first_difference(expected.buffer, got.buffer), "")
@@ -91,22 +96,12 @@ TEST(SeriesReduction, a_long_series_shrinks_to_a_few_points_per_column_and_keeps
     EXPECT_LE(kept.size(), 300u * 6);  // first/last/min/max of a smooth column coincide often
     EXPECT_GE(kept.size(), 300u * 2);
     bool spike = false, nan = false;
-    for (const auto& p : kept) spike |= p.step == 654'321 && p.value == 1e6, nan |= p.step == 123'456 && std::isnan(p.value);
+    for (const auto& p : kept)
+        spike |= p.step == 654'321 && p.value == 1e6, nan |= p.step == 123'456 && std::isnan(p.value);
     EXPECT_TRUE(spike);
     EXPECT_TRUE(nan);
     EXPECT_EQ(kept.front().step, 0);
     EXPECT_EQ(kept.back().step, 999'999);
-}
-
-TEST(SeriesReduction, window_column_splits_like_the_chart) {
-    EXPECT_EQ(window_column(-1, 0, 9, 5), -1);
-    EXPECT_EQ(window_column(10, 0, 9, 5), 5);
-    EXPECT_EQ(window_column(0, 0, 9, 5), 0);
-    EXPECT_EQ(window_column(1, 0, 9, 5), 0);
-    EXPECT_EQ(window_column(2, 0, 9, 5), 1);
-    EXPECT_EQ(window_column(9, 0, 9, 5), 4);
-    const auto big = std::numeric_limits<std::int64_t>::max();
-    EXPECT_EQ(window_column(big, -big, big, 400), 399);
 }
 
 }  // namespace

@@ -14,38 +14,48 @@ namespace msmon::tui {
 
 const char* anomaly_sort_name(AnomalySort s) {
     switch (s) {
-        case AnomalySort::score: return "rank";
-        case AnomalySort::first: return "first anomaly";
-        case AnomalySort::step: return "step";
-        case AnomalySort::rank: return "rank#";
-        case AnomalySort::rule: return "rule";
-        case AnomalySort::kind: return "kind";
-        case AnomalySort::name: return "name";
-        case AnomalySort::value: return "value";
-        case AnomalySort::source: return "source";
+        case AnomalySort::score:
+            return "rank";
+        case AnomalySort::first:
+            return "first anomaly";
+        case AnomalySort::step:
+            return "step";
+        case AnomalySort::rank:
+            return "rank#";
+        case AnomalySort::rule:
+            return "rule";
+        case AnomalySort::kind:
+            return "kind";
+        case AnomalySort::name:
+            return "name";
+        case AnomalySort::value:
+            return "value";
+        case AnomalySort::source:
+            return "source";
     }
     return "";
 }
 
 AnomalyFilterTest::AnomalyFilterTest(const AnomalyTableFilter& filter) : filter_(filter) {
-    if (filter.name_regex) name_.emplace(*filter.name_regex, std::regex::ECMAScript | std::regex::optimize);
+    if (filter.name_regex) name_ = NamePattern::compile_or_throw(*filter.name_regex);
 }
 
 bool AnomalyFilterTest::operator()(const AnomalyRecord& a) const {
     const auto& f = filter_;
     return !((f.rule && a.rule != *f.rule) || (f.kind && a.kind != *f.kind) || (f.source && a.source != *f.source) ||
              (f.rank && a.rank != *f.rank) || (f.steps && !f.steps->contains(a.step)) ||
-             (name_ && !std::regex_search(a.name, *name_)));
+             (name_ && !name_->search(a.name)));
 }
 
-std::vector<IncidentRow> build_incident_rows(const std::vector<AnomalyRecord>& list, const std::vector<Incident>& incidents,
-                                             const AnomalyTableFilter& filter,
+std::vector<IncidentRow> build_incident_rows(const std::vector<AnomalyRecord>& list,
+                                             const std::vector<Incident>& incidents, const AnomalyTableFilter& filter,
                                              const std::function<bool(std::size_t)>& expanded) {
     const AnomalyFilterTest passes(filter);
     std::vector<IncidentRow> rows;
     for (std::size_t i = 0; i < incidents.size(); ++i) {
         const Incident& inc = incidents[i];
-        const auto first = std::find_if(inc.members.begin(), inc.members.end(), [&](std::size_t m) { return passes(list[m]); });
+        const auto first =
+            std::find_if(inc.members.begin(), inc.members.end(), [&](std::size_t m) { return passes(list[m]); });
         if (first == inc.members.end()) continue;
         const bool open = expanded(i);
         rows.push_back({i, inc.origin, false, open});
@@ -89,21 +99,29 @@ std::vector<AnomalyRow> build_anomaly_rows(const std::vector<AnomalyRecord>& lis
         const AnomalyRecord& a = list[x.first];
         const AnomalyRecord& b = list[y.first];
         switch (o.sort) {
-            case AnomalySort::score: return x.rank_score > y.rank_score;
+            case AnomalySort::score:
+                return x.rank_score > y.rank_score;
             case AnomalySort::first:
-                return msprobe_analyser_less({a.step, a.micro_step.value_or(0), a.tag_name, a.vpp, a.pp_stage, a.call_id},
-                                             {b.step, b.micro_step.value_or(0), b.tag_name, b.vpp, b.pp_stage, b.call_id});
-            case AnomalySort::step: return std::tie(a.step, a.rank) < std::tie(b.step, b.rank);
-            case AnomalySort::rank: return std::tie(a.rank, a.step) < std::tie(b.rank, b.step);
-            case AnomalySort::rule: return a.rule < b.rule;
-            case AnomalySort::kind: return a.kind < b.kind;
-            case AnomalySort::name: return a.name < b.name;
+                return msprobe_analyser_less(
+                    {a.step, a.micro_step.value_or(0), a.tag_name, a.vpp, a.pp_stage, a.call_id},
+                    {b.step, b.micro_step.value_or(0), b.tag_name, b.vpp, b.pp_stage, b.call_id});
+            case AnomalySort::step:
+                return std::tie(a.step, a.rank) < std::tie(b.step, b.rank);
+            case AnomalySort::rank:
+                return std::tie(a.rank, a.step) < std::tie(b.rank, b.step);
+            case AnomalySort::rule:
+                return a.rule < b.rule;
+            case AnomalySort::kind:
+                return a.kind < b.kind;
+            case AnomalySort::name:
+                return a.name < b.name;
             case AnomalySort::value: {
                 const double va = std::isnan(a.value) ? INFINITY : std::abs(a.value);
                 const double vb = std::isnan(b.value) ? INFINITY : std::abs(b.value);
                 return va > vb;
             }
-            case AnomalySort::source: return a.source < b.source;
+            case AnomalySort::source:
+                return a.source < b.source;
         }
         return false;
     };

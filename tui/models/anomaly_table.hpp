@@ -5,13 +5,13 @@
 
 #include <functional>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/detect/anomaly_record.hpp"
 #include "core/detect/incidents.hpp"
 #include "core/steps_list.hpp"
+#include "core/text/name_pattern.hpp"
 
 namespace msmon::tui {
 
@@ -32,7 +32,7 @@ public:
 
 private:
     const AnomalyTableFilter& filter_;
-    std::optional<std::regex> name_;
+    std::optional<NamePattern> name_;
 };
 
 struct AnomalyRow {
@@ -63,8 +63,8 @@ struct IncidentRow {
 
 // One row per incident with a member that passes the filter, in the incidents' order (most severe first); under
 // each incident `expanded(i)` holds for, its members that pass, the origin first, then in training order.
-std::vector<IncidentRow> build_incident_rows(const std::vector<AnomalyRecord>& list, const std::vector<Incident>& incidents,
-                                             const AnomalyTableFilter& filter,
+std::vector<IncidentRow> build_incident_rows(const std::vector<AnomalyRecord>& list,
+                                             const std::vector<Incident>& incidents, const AnomalyTableFilter& filter,
                                              const std::function<bool(std::size_t)>& expanded);
 
 }  // namespace msmon::tui

@@ -16,12 +16,13 @@ std::int64_t int_field(const json& c, const char* key, std::int64_t fallback, st
 }  // namespace
 
 CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc, const json& config,
-                                    std::optional<std::int64_t> steps_at_save, const std::optional<std::string>& write_back_at) {
+                                    std::optional<std::int64_t> steps_at_save,
+                                    const std::optional<std::string>& write_back_at) {
     CollectionState s;
     const bool on = config.is_object() && config.value("dynamic_on", json(false)) == json(true);
     const std::int64_t interval = steps_desc.size() >= 2 ? steps_desc[0] - steps_desc[1]
-                                  : config.is_object()    ? int_field(config, "step_interval", 1, 1)
-                                                          : 1;
+                                  : config.is_object()   ? int_field(config, "step_interval", 1, 1)
+                                                         : 1;
     s.of = config.is_object() ? int_field(config, "collect_times", -1, 0) : -1;
     // The latest run: newest step back while the gap is step_interval, and (after our save) only newer steps.
     std::size_t n = 0;
@@ -36,12 +37,13 @@ CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc,
     const std::string of = s.of < 0 ? "the default 1e8" : std::to_string(s.of == 0 ? 1 : s.of);
     if (on && n == 0) {
         s.phase = CollectionState::Phase::waiting;
-        s.text = "dynamic_on is true: collection starts at the trainer's next step (the job must run with "
-                 "DYNAMIC_MONITOR=True)";
+        s.text =
+            "dynamic_on is true: collection starts at the trainer's next step (the job must run with "
+            "DYNAMIC_MONITOR=True)";
     } else if (on) {
         s.phase = CollectionState::Phase::collecting;
-        s.text = "collecting since step " + std::to_string(s.since_step) + ": collected " + std::to_string(s.collected) +
-                 " of " + of + ", latest step " + std::to_string(s.last_step);
+        s.text = "collecting since step " + std::to_string(s.since_step) + ": collected " +
+                 std::to_string(s.collected) + " of " + of + ", latest step " + std::to_string(s.last_step);
         if (s.of >= 0 && s.collected > std::max<std::int64_t>(s.of, 1))
             s.text += " — more than collect_times: is the job in static mode (no DYNAMIC_MONITOR=True)?";
     } else if (n > 0) {
@@ -49,8 +51,8 @@ CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc,
                                 std::to_string(s.collected) + " collected";
         if (write_back_at) {
             s.phase = CollectionState::Phase::finished;
-            s.text = "collection finished at step " + std::to_string(s.last_step) + "? msprobe set dynamic_on → false at " +
-                     *write_back_at + " (" + run + ")";
+            s.text = "collection finished at step " + std::to_string(s.last_step) +
+                     "? msprobe set dynamic_on → false at " + *write_back_at + " (" + run + ")";
         } else {
             s.phase = CollectionState::Phase::idle;
             s.text = "not collecting (dynamic_on false); the latest collection in the data: " + run;

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace msmon::tui {
 
@@ -24,6 +23,7 @@ struct CollectionState {
 // `write_back_at`: when the trainer turned dynamic_on false on disk ("14:02:11"), if it did since the editor
 // read the file. Runs of steps are spaced as the data is (the newest gap), which is step_interval in practice.
 CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc, const nlohmann::ordered_json& config,
-                                    std::optional<std::int64_t> steps_at_save, const std::optional<std::string>& write_back_at);
+                                    std::optional<std::int64_t> steps_at_save,
+                                    const std::optional<std::string>& write_back_at);
 
 }  // namespace msmon::tui

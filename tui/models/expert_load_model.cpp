@@ -89,8 +89,9 @@ ExpertLoadModel collect_expert_load(Reader& reader, std::optional<int> rank) {
             for (const auto& [s, v] : steps) e.points.push_back({s, v});
             layer.experts.push_back(std::move(e));
         }
-        std::sort(layer.experts.begin(), layer.experts.end(),
-                  [](const ExpertSeries& a, const ExpertSeries& b) { return a.index != b.index ? a.index < b.index : a.label < b.label; });
+        std::sort(layer.experts.begin(), layer.experts.end(), [](const ExpertSeries& a, const ExpertSeries& b) {
+            return a.index != b.index ? a.index < b.index : a.label < b.label;
+        });
         summarise_layer(layer);
         model.layers.push_back(std::move(layer));
     }

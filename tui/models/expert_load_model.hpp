@@ -21,13 +21,13 @@ struct ExpertSeries {
 };
 
 struct ExpertLayer {
-    std::string name;  // "layer_1"
+    std::string name;                   // "layer_1"
     std::vector<ExpertSeries> experts;  // by expert index
     std::int64_t first_step = 0, last_step = -1;
-    std::int64_t current_step = -1;      // the latest step every expert of the layer has
-    std::vector<double> current;         // load per expert at current_step (NaN where absent)
+    std::int64_t current_step = -1;           // the latest step every expert of the layer has
+    std::vector<double> current;              // load per expert at current_step (NaN where absent)
     double mean = 0, max = 0, imbalance = 0;  // over `current`
-    int hottest = -1;                    // index into experts
+    int hottest = -1;                         // index into experts
     bool flagged() const { return imbalance >= kImbalanceFlag; }
 };
 

@@ -32,15 +32,16 @@ HealthModel collect_health(Reader& reader) {
     }
     m.events = reader.events();
     for (const auto& e : m.events) {
-        if (e.kind == "data_skip") ++m.data_skips;
+        if (e.kind == "data_skip" && e.step) m.data_skip_steps.insert(*e.step);
         if (e.kind == "stop" || (e.kind == "error" && (!m.stop || m.stop->kind != "stop"))) m.stop = e;
     }
     for (const auto& a : reader.anomalies({})) {
         if (a.rule == "GlobalNormSpike") {
-            ++m.global_norm_spikes;
+            m.spike_steps.insert(a.step);
+            m.spike_ranks.insert(a.rank);
             m.spike_threshold = a.reference;
         } else if (a.rule == "EmbeddingNormHigh") {
-            ++m.embedding_high;
+            m.embedding_high_steps.insert(a.step);
             m.embedding_threshold = a.reference;
         }
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,12 @@ struct HealthModel {
     std::vector<CheckpointRecord> checkpoints;
     std::optional<std::size_t> latest_healthy;  // index into checkpoints
     std::vector<EventRecord> events;
-    std::optional<EventRecord> stop;             // the event that ended the job (stop, or the last error)
-    std::vector<StepValue> global_norm;          // max over ranks per step
-    std::vector<StepValue> embedding_norm;       // max over ranks per step
-    std::size_t global_norm_spikes = 0, embedding_high = 0, data_skips = 0;
+    std::optional<EventRecord> stop;        // the event that ended the job (stop, or the last error)
+    std::vector<StepValue> global_norm;     // max over ranks per step
+    std::vector<StepValue> embedding_norm;  // max over ranks per step
+    // Steps, not findings: a spike on 8 ranks is one spike step (its findings are one per rank).
+    std::set<std::int64_t> spike_steps, embedding_high_steps, data_skip_steps;
+    std::set<int> spike_ranks;
     std::optional<double> spike_threshold, embedding_threshold;
     std::vector<RankProgress> ranks;
 };

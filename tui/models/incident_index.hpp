@@ -21,14 +21,13 @@ struct IncidentSet {
 };
 
 class IncidentIndex {
-  public:
+public:
     // Reading 50,000 anomalies costs ~120 ms (Reader::anomalies, ~2.3 µs each): more than a refresh may take.
     static constexpr std::int64_t kDefaultMaxAnomalies = 50000;
     // Incidents (and, past the limit, anomalies) scored below this are msprobe's per-step noise: no mark.
     static constexpr double kMarkScore = 20;
 
-    explicit IncidentIndex(std::int64_t max_anomalies = kDefaultMaxAnomalies)
-        : max_anomalies_(max_anomalies) {}
+    explicit IncidentIndex(std::int64_t max_anomalies = kDefaultMaxAnomalies) : max_anomalies_(max_anomalies) {}
 
     // Reads the store's anomaly count (one count, no rows); when it is not the count last seen, reads every
     // anomaly and groups them again, or, past max_anomalies(), reads only the store's marks. True when it
@@ -53,7 +52,7 @@ class IncidentIndex {
     // Changes whenever anomalies(), incidents() and marks() are replaced.
     std::uint64_t generation() const { return generation_; }
 
-  private:
+private:
     std::int64_t max_anomalies_;
     std::int64_t total_ = -1;  // -1: never read
     bool grouped_ = false;

@@ -15,7 +15,10 @@ SeriesSelection default_selection(const StoreCatalog& catalog) {
     };
     for (const auto& [kind, op] : std::vector<std::pair<std::string, std::string>>{
              // global norm first: every rank logs it, while only the last pipeline stage logs a real loss
-             {"global_norm", "value"}, {"loss", "value"}, {"grad_reduced", "norm"}, {"grad_unreduced", "norm"}})
+             {"global_norm", "value"},
+             {"loss", "value"},
+             {"grad_reduced", "norm"},
+             {"grad_unreduced", "norm"}})
         if (has(kind, op)) return {kind, op, std::nullopt};
     if (!catalog.kinds.empty() && !catalog.kinds.front().second.empty())
         return {catalog.kinds.front().first, catalog.kinds.front().second.front(), std::nullopt};

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "tui/widgets/tensor_name.hpp"
+#include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
 
@@ -43,14 +45,18 @@ std::string value_vs_reference(const AnomalyRecord& a, int width) {
     return short_number(a.value);  // the reference does not fit even so: the detail pane's message has it
 }
 
-std::string short_rule(const std::string& rule) {
-    if (rule == "AnomalyTurbulence") return "Turbulence";
-    if (rule == "AnomalyNan") return "Nan";
-    if (rule == "CrossRankOutlier") return "RankOutlier";
-    if (rule == "GlobalNormSpike") return "GNormSpike";
-    if (rule == "EmbeddingNormHigh") return "EmbedHigh";
-    if (rule == "StalledRank") return "Stalled";
-    return rule;
+// A kind in `width` columns: whole when it fits; msprobe's long kinds by a short form that still reads apart
+// (grad_unreduced is not grad_unreduc, which looks cut from grad_reduced's neighbour); others cut with a '~'.
+std::string short_kind(const std::string& kind, int width) {
+    if (static_cast<int>(kind.size()) <= width) return kind;
+    static const std::pair<const char*, const char*> kShort[] = {
+        {"grad_unreduced", "grad_unred"},       {"param_updated", "param_upd"},
+        {"param_origin", "param_orig"},         {"actv_grad", "actv_grad"},
+        {"embedding_local_norm", "embed_norm"}, {"device_local_norm", "dev_norm"},
+        {"device_accum_local_loss", "dev_loss"}};
+    for (const auto& [full, brief] : kShort)
+        if (kind == full && static_cast<int>(std::string(brief).size()) <= width) return brief;
+    return kind.substr(0, static_cast<std::size_t>(std::max(1, width - 1))) + "~";
 }
 
 // One anomaly, in whichever list it is.
@@ -67,7 +73,8 @@ bool same_anomaly(const AnomalyRecord& a, const AnomalyRecord& b) {
 // The table's row of an anomaly. Grouped, a row is its group (a new, higher-ranked member may become its face).
 std::string table_key(const AnomalyRecord& a, bool grouped) {
     if (!grouped) return anomaly_identity(a);
-    return a.source + '\x1f' + a.rule + '\x1f' + std::to_string(a.rank) + '\x1f' + a.kind + '\x1f' + a.name + '\x1f' + a.op;
+    return a.source + '\x1f' + a.rule + '\x1f' + std::to_string(a.rank) + '\x1f' + a.kind + '\x1f' + a.name + '\x1f' +
+           a.op;
 }
 
 // An incident's row is its origin; a member's row, the origin and the member. Never equal to a table's key.
@@ -86,20 +93,64 @@ std::string steps_text(std::int64_t first, std::int64_t last) {
     return s.size() <= 7 ? s : std::to_string(first) + "+" + std::to_string(last - first);
 }
 
-std::string regex_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out.push_back('\\');
-        out.push_back(c);
+// The anomalies table's columns before the name; the optional ones are dropped when the name needs the room.
+struct TableColumns {
+    int kind = 4;  // the longest kind shown (at most 18)
+    int rule = 4;  // the longest rule shown, whole: the names `msmon anomalies` prints (at most 17)
+    bool op = true, value = true, ref = true, src = true, count = true;
+    int before_name() const {
+        return 1 + 6 + 1 + 4 + 1 + rule + 1 + kind + 1 + (op ? 6 : 0) + (value ? 10 : 0) + (ref ? 10 : 0) +
+               (src ? 4 : 0) + (count ? 5 : 0);
     }
-    return out;
-}
+    void fit(int width, int name_min) {
+        for (bool* optional : {&count, &ref, &op, &src})
+            if (width - before_name() < name_min) *optional = false;
+    }
+    std::string header() const {
+        char buf[256];
+        std::string out;
+        std::snprintf(buf, sizeof buf, " %6s %4s %-*s %-*s ", "step", "rank", rule, "rule", kind, "kind");
+        out = buf;
+        if (op) out += "op    ";
+        if (value) out += "    value ";
+        if (ref) out += "      ref ";
+        if (src) out += "src ";
+        if (count) out += "   # ";
+        return out + "name";
+    }
+    std::string row(bool selected, const AnomalyRecord& a, int repeats) const {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "%s%6lld %4d %-*.*s %-*.*s ", selected ? ">" : " ",
+                      static_cast<long long>(a.step), a.rank, rule, rule, a.rule.c_str(), kind, kind, a.kind.c_str());
+        std::string out = buf;
+        if (op) {
+            std::snprintf(buf, sizeof buf, "%-5.5s ", a.op.c_str());
+            out += buf;
+        }
+        if (value) {
+            std::snprintf(buf, sizeof buf, "%9s ", short_number(a.value).c_str());
+            out += buf;
+        }
+        if (ref) {
+            std::snprintf(buf, sizeof buf, "%9s ", a.reference ? short_number(*a.reference).c_str() : "-");
+            out += buf;
+        }
+        if (src) out += a.source == "msprobe" ? "msp " : "msm ";
+        if (count) {
+            std::snprintf(buf, sizeof buf, "%4d ", repeats);
+            out += buf;
+        }
+        return out;
+    }
+};
 
 }  // namespace
 
 AnomaliesView::AnomaliesView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart)
     : shared_(shared), incidents_(incidents), open_chart_(std::move(open_chart)) {
     // The hint bar shows the first four: what this tab is for comes first.
+    // One binding per line reads as a table.
+    // clang-format off
     keys_ = {
         {{kKeyEnter}, "Enter", "chart (the origin, or the anomaly, on its rank at its step)",
          [this] { return drill(); }},
@@ -123,11 +174,13 @@ AnomaliesView::AnomaliesView(SharedSelection& shared, IncidentIndex& incidents, 
         {{kKeyUp, 'k'}, "k/Up", "previous row", [this] { return move(-1); }},
         {{kKeyPageDown}, "PgDn", "next page", [this] { return move(rows_visible_); }},
         {{kKeyPageUp}, "PgUp", "previous page", [this] { return move(-rows_visible_); }},
+        {{kKeyHome, 'g'}, "g/Home", "first row", [this] { return move(-1000000000L); }},
+        {{kKeyEnd, 'G'}, "G/End", "last row", [this] { return move(1000000000L); }},
         {{'S'}, "S", "reverse the table's order", [this] {
              options_.descending = !options_.descending;
              return incident_mode_ ? show_incidents(false, false) : changed(true);
          }},
-        {{'g'}, "g", "table: group repeats of one tensor into one row (count in #)", [this] {
+        {{'m'}, "m", "table: merge repeats of one tensor into one row (count in #)", [this] {
              options_.group = !options_.group;
              return incident_mode_ ? show_incidents(false, true) : changed(false);
          }},
@@ -153,6 +206,48 @@ AnomaliesView::AnomaliesView(SharedSelection& shared, IncidentIndex& incidents, 
              return changed(false);
          }},
     };
+    // clang-format on
+    // Each filter command: its argument, or none to clear it.
+    const auto filter = [this](auto set) {
+        return [this, set](const std::string& arg, std::string& message) {
+            if (!set(arg, message)) return Reaction::redraw;
+            rebuild();
+            return Reaction::reload;  // the store pages the table: read its rows again
+        };
+    };
+    const auto text = [](std::optional<std::string>& slot, const std::string& arg) {
+        slot = arg.empty() ? std::nullopt : std::optional<std::string>(arg);
+        return true;
+    };
+    // One binding per line reads as a table.
+    // clang-format off
+    commands_ = {
+        {"rule", "[R]", "only anomalies of rule R (none: every rule)",
+         filter([this, text](const std::string& arg, std::string&) { return text(options_.filter.rule, arg); })},
+        {"rank", "[R]", "only rank R (none: every rank)", filter([this](const std::string& arg, std::string&) {
+             options_.filter.rank = arg.empty() ? std::nullopt : std::optional<int>(std::atoi(arg.c_str()));
+             return true;
+         })},
+        {"kind", "[K]", "only kind K (none: every kind)",
+         filter([this, text](const std::string& arg, std::string&) { return text(options_.filter.kind, arg); })},
+        {"steps", "[A-B]", "only steps A-B (also 5,7,10-20; none: every step)",
+         filter([this](const std::string& arg, std::string& message) {
+             if (arg.empty()) {
+                 options_.filter.steps.reset();
+                 return true;
+             }
+             auto list = StepList::parse(arg, message);
+             if (!list) return false;
+             options_.filter.steps = list;
+             return true;
+         })},
+        {"source", "[S]", "only msprobe (its dumps) or detected (msmon's detectors); none or all: both",
+         filter([this](const std::string& arg, std::string&) {
+             options_.filter.source = arg.empty() || arg == "all" ? std::nullopt : std::optional<std::string>(arg);
+             return true;
+         })},
+    };
+    // clang-format on
 }
 
 template <typename T>
@@ -279,7 +374,8 @@ void AnomaliesView::select_carried() {
 
 const AnomalyRecord* AnomaliesView::selected() const {
     if (incidents_shown())
-        return selected_ < incident_rows_.size() && shown_ ? &shown_->anomalies[incident_rows_[selected_].record] : nullptr;
+        return selected_ < incident_rows_.size() && shown_ ? &shown_->anomalies[incident_rows_[selected_].record]
+                                                           : nullptr;
     return selected_ < rows_.size() ? &list_[rows_[selected_].first] : nullptr;
 }
 
@@ -304,7 +400,12 @@ void AnomaliesView::collect(Reader& reader) {
     } else if (pageable()) {
         // The default table: the store keeps the groups in this order; read what the screen can reach.
         const auto& f = options_.filter;
-        AnomalyGroupRequest req{f.source, f.rule, f.kind, f.rank, f.name_regex, 0,
+        AnomalyGroupRequest req{f.source,
+                                f.rule,
+                                f.kind,
+                                f.rank,
+                                f.name_regex,
+                                0,
                                 std::max(selected_, top_) + 3 * static_cast<std::size_t>(rows_visible_) + 64};
         AnomalyGroupPage page = reader.anomaly_groups(req);
         paged_ = true;
@@ -328,7 +429,8 @@ void AnomaliesView::collect(Reader& reader) {
 
 Reaction AnomaliesView::move(long delta) {
     if (total_rows_ == 0) return Reaction::none;
-    selected_ = static_cast<std::size_t>(std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(total_rows_) - 1));
+    selected_ = static_cast<std::size_t>(
+        std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(total_rows_) - 1));
     if (selected_ >= rows_in_hand()) return Reaction::reload;  // paged: beyond what was read
     read_detail();
     return Reaction::redraw;
@@ -350,7 +452,7 @@ Reaction AnomaliesView::drill() {
     if (!a || a->kind.empty()) return Reaction::none;
     // The chart's own selection: the Overview's statistic, filter and selected rank stay as they were.
     ChartDrill drill;
-    drill.series = {a->kind, a->op == "seconds" ? "norm" : a->op, "^" + regex_escape(a->name) + "$"};
+    drill.series = {a->kind, a->op == "seconds" ? "norm" : a->op, exact_name_pattern(a->name)};
     drill.rank = a->rank;
     shared_.focus_step = a->step;
     std::vector<AnomalyRecord> of_rank;
@@ -365,33 +467,13 @@ Reaction AnomaliesView::drill() {
     std::sort(steps.begin(), steps.end());
     steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
     shared_.drill = std::move(drill);
+    ++shared_.drills;
     open_chart_();
     return Reaction::reload;
 }
 
 bool AnomaliesView::set_filter(const std::optional<std::string>& regex) {
     options_.filter.name_regex = regex;
-    rebuild();
-    return true;
-}
-
-bool AnomaliesView::command(const std::string& verb, const std::string& arg, std::string& error) {
-    auto& f = options_.filter;
-    if (verb == "rule") f.rule = arg.empty() ? std::nullopt : std::optional<std::string>(arg);
-    else if (verb == "kind") f.kind = arg.empty() ? std::nullopt : std::optional<std::string>(arg);
-    else if (verb == "source") f.source = arg.empty() || arg == "all" ? std::nullopt : std::optional<std::string>(arg);
-    else if (verb == "rank") f.rank = arg.empty() ? std::nullopt : std::optional<int>(std::atoi(arg.c_str()));
-    else if (verb == "steps") {
-        if (arg.empty()) {
-            f.steps.reset();
-        } else {
-            auto list = StepList::parse(arg, error);
-            if (!list) return true;
-            f.steps = list;
-        }
-    } else {
-        return false;
-    }
     rebuild();
     return true;
 }
@@ -409,9 +491,10 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     const Style dim{Color::dim, Color::none, kPlain};
     const bool incidents = incidents_shown();
     const auto& f = options_.filter;
-    std::string title = incidents ? std::string("incidents, most severe first")
-                                  : std::string("sort ") + anomaly_sort_name(options_.sort) +
-                                        (options_.descending ? " (reversed)" : "") + (options_.group ? "  grouped" : "");
+    std::string title = incidents
+                            ? std::string("incidents, most severe first")
+                            : std::string("sort ") + anomaly_sort_name(options_.sort) +
+                                  (options_.descending ? " (reversed)" : "") + (options_.group ? "  grouped" : "");
     if (f.source) title += "  source " + *f.source;
     if (f.rule) title += "  rule " + *f.rule;
     if (f.rank) title += "  rank " + std::to_string(*f.rank);
@@ -420,7 +503,8 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     if (f.name_regex) title += "  /" + *f.name_regex + "/";
     if (incidents) {
         const std::size_t all = shown_ ? shown_->incidents.size() : 0;
-        title += "  " + std::to_string(incidents_listed_) + (incidents_listed_ == all ? "" : " of " + std::to_string(all)) +
+        title += "  " + std::to_string(incidents_listed_) +
+                 (incidents_listed_ == all ? "" : " of " + std::to_string(all)) +
                  (all == 1 ? " incident, " : " incidents, ") + std::to_string(total_anomalies_) + " anomalies";
     } else {
         title += "  " + std::to_string(total_rows_) + " rows of " + std::to_string(total_anomalies_);
@@ -433,26 +517,61 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
                      std::to_string(incidents_.max_anomalies()) + "; every anomaly, ranked",
                  {Color::warn, Color::none, kPlain}, width);
     }
-    const int detail_h = height >= 16 ? 4 : 0;
+    // The detail pane: a rule, the message wrapped (up to 3 lines; it says what happened), the module, the code.
+    std::vector<std::string> message;
+    if (const AnomalyRecord* a = selected()) message = wrap_text(a->message, width);
+    if (message.size() > 3) {  // cut, and said so
+        message.resize(3);
+        message.back() = wrap_text(message.back(), width - 1).front() + (glyphs.unicode ? "\u2026" : "~");
+    }
+    const int detail_h = height >= 16 ? 3 + static_cast<int>(std::max<std::size_t>(message.size(), 1)) : 0;
     const int list_h = std::max(0, height - (top_y - y) - 1 - detail_h);
-    // Incidents: 2 + 57 columns before the origin's name (at 80 columns "…layers.0.…fc1.weight" fits); the table:
-    // 73 before the tensor's.
-    const int name_w = std::max(4, width - (incidents ? 59 : 73));
+    // Incidents: 2 + 57 columns before the origin's name with a 12-column kind and an 11-column rule. The table:
+    // its columns give way to the name (#, ref, op, src, in that order) until the name has kTableNameMin columns,
+    // so that at 80 columns layers.0 and layers.1 still read apart; kinds are never cut (grad_unreduced).
+    constexpr int kTableNameMin = 30;
+    TableColumns cols;
+    for (const auto& r : rows_) cols.kind = std::max<int>(cols.kind, static_cast<int>(list_[r.first].kind.size()));
+    cols.kind = std::min(cols.kind, 18);
+    for (const auto& r : rows_) cols.rule = std::max<int>(cols.rule, static_cast<int>(list_[r.first].rule.size()));
+    cols.rule = std::min(cols.rule, 17);
+    cols.fit(width, kTableNameMin);
+    // Incidents: the kind column as wide as the longest kind of any anomaly grouped (12 to 18), never cut; the same
+    // whether an incident is expanded or not, so that rows do not move.
+    // At 80 columns the origin's name keeps its room and a long kind is shown by its short form (grad_unred).
+    int kind_w = 12;
+    if (incidents && shown_)
+        for (const auto& a : shown_->anomalies) kind_w = std::max<int>(kind_w, static_cast<int>(a.kind.size()));
+    kind_w = std::clamp(kind_w, 12, std::min(18, 12 + std::max(0, width - 80)));
+    // The rule column as wide as the longest rule of the rows listed, whole (9 for NonFinite, 17 for
+    // AnomalyTurbulence): a long rule deep in an incident takes no room from the origins until it is listed.
+    int rule_w = 4;
+    if (incidents && shown_)
+        for (const auto& row : incident_rows_)
+            rule_w = std::max<int>(rule_w, static_cast<int>(shown_->anomalies[row.record].rule.size()));
+    rule_w = std::min(rule_w, 17);
+    // A long rule at 80 columns: the ranks column gives way so that the origin keeps 22 columns (its layer).
+    int before_origin = 59 + kind_w - 12 + rule_w - 11;
+    const bool show_ranks = !(incidents && width - before_origin < 22);
+    if (!show_ranks) before_origin -= 6;
+    const int value_w = show_ranks ? 17 : 11;  // a member's "value vs reference", where an incident has its counts
+    const int name_w = std::max(4, width - (incidents ? before_origin : cols.before_name()));
     char hdr[256];
     if (incidents)
-        std::snprintf(hdr, sizeof hdr, "  %6s %4s %-12s %-11s %5s %5s %-7s %s", "step", "rank", "kind", "rule", "anoms",
-                      "ranks", "steps", "origin");
-    else
-        std::snprintf(hdr, sizeof hdr, " %6s %4s %-11s %-12s %-5s %9s %9s %-3s %4s %s", "step", "rank", "rule", "kind", "op",
-                      "value", "ref", "src", "#", "name");
+        std::snprintf(hdr, sizeof hdr, "  %6s %4s %-*s %-*s %5s %s%-7s %s", "step", "rank", kind_w, "kind", rule_w,
+                      "rule", "anoms", show_ranks ? "ranks " : "", "steps", "origin");
+    else std::snprintf(hdr, sizeof hdr, "%s", cols.header().c_str());
     buf.text(x, top_y, hdr, dim, width);
     rows_visible_ = std::max(1, list_h);
     list_y_ = top_y + 1;
     if (selected_ < top_) top_ = selected_;
-    if (selected_ >= top_ + static_cast<std::size_t>(rows_visible_)) top_ = selected_ - static_cast<std::size_t>(rows_visible_) + 1;
+    if (selected_ >= top_ + static_cast<std::size_t>(rows_visible_))
+        top_ = selected_ - static_cast<std::size_t>(rows_visible_) + 1;
     if (rows_in_hand() == 0)
         buf.text(x + 1, list_y_,
-                 total_anomalies_ == 0 ? "no anomalies" : incidents ? "no incidents match the filters" : "no anomalies match the filters",
+                 total_anomalies_ == 0 ? "no anomalies"
+                 : incidents           ? "no incidents match the filters"
+                                       : "no anomalies match the filters",
                  dim, width - 1);
     for (int r = 0; r < list_h && top_ + static_cast<std::size_t>(r) < rows_in_hand(); ++r) {
         const std::size_t pos = top_ + static_cast<std::size_t>(r);
@@ -465,17 +584,23 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
             const AnomalyRecord& a = shown_->anomalies[row.record];
             std::string name = a.name;
             if (!row.member) {
-                std::snprintf(line, sizeof line, "%s%s%6lld %4d %-12.12s %-11.11s %5zu %5zu %-7.7s ", sel ? ">" : " ",
-                              row.expanded ? (glyphs.unicode ? "\xE2\x96\xBE" : "-") : (glyphs.unicode ? "\xE2\x96\xB8" : "+"),
-                              static_cast<long long>(a.step), a.rank, a.kind.c_str(), short_rule(a.rule).c_str(),
-                              inc.members.size(), inc.ranks.size(), steps_text(inc.first_step, inc.last_step).c_str());
+                char ranks[24] = "";
+                if (show_ranks) std::snprintf(ranks, sizeof ranks, "%5zu ", inc.ranks.size());
+                std::snprintf(
+                    line, sizeof line, "%s%s%6lld %4d %-*.*s %-*.*s %5zu %s%-7.7s ", sel ? ">" : " ",
+                    row.expanded ? (glyphs.unicode ? "\xE2\x96\xBE" : "-") : (glyphs.unicode ? "\xE2\x96\xB8" : "+"),
+                    static_cast<long long>(a.step), a.rank, kind_w, kind_w, short_kind(a.kind, kind_w).c_str(), rule_w,
+                    rule_w, a.rule.c_str(), inc.members.size(), ranks,
+                    steps_text(inc.first_step, inc.last_step).c_str());
             } else {
                 // Indented under its incident; the last member closes the branch.
                 const bool last = pos + 1 >= incident_rows_.size() || !incident_rows_[pos + 1].member;
-                const std::string value = value_vs_reference(a, 17);
-                std::snprintf(line, sizeof line, "%s %s %6lld %4d %-12.12s %-11.11s %-17.17s ", sel ? ">" : " ",
+                const std::string value = value_vs_reference(a, value_w);
+                std::snprintf(line, sizeof line, "%s %s %6lld %4d %-*.*s %-*.*s %-*.*s ", sel ? ">" : " ",
                               last ? (glyphs.unicode ? "\xE2\x94\x94" : "`") : (glyphs.unicode ? "\xE2\x94\x9C" : "|"),
-                              static_cast<long long>(a.step), a.rank, a.kind.c_str(), short_rule(a.rule).c_str(), value.c_str());
+                              static_cast<long long>(a.step), a.rank, kind_w, kind_w,
+                              short_kind(a.kind, kind_w).c_str(), rule_w, rule_w, a.rule.c_str(), value_w, value_w,
+                              value.c_str());
             }
             const Style st{row_color(a, row.member ? a.score : inc.score), Color::none, attr};
             const int used = buf.text(x, list_y_ + r, line, st, width);
@@ -485,14 +610,12 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
         const AnomalyRow& row = rows_[pos];
         const AnomalyRecord& a = list_[row.first];
         const Style st{row_color(a, row.rank_score), Color::none, attr};
-        std::snprintf(line, sizeof line, "%s%6lld %4d %-11.11s %-12.12s %-5.5s %9s %9s %-3s %4d ", sel ? ">" : " ",
-                      static_cast<long long>(a.step), a.rank, short_rule(a.rule).c_str(), a.kind.c_str(), a.op.c_str(),
-                      short_number(a.value).c_str(), a.reference ? short_number(*a.reference).c_str() : "-",
-                      a.source == "msprobe" ? "msp" : "msm", row.count);
-        const int used = buf.text(x, list_y_ + r, line, st, width);
+        const std::string cells = cols.row(sel, a, row.count);
+        const int used = buf.text(x, list_y_ + r, cells, st, width);
         buf.text(x + used, list_y_ + r,
-                 fit_tensor_name(a.name + (a.micro_step && a.kind.rfind("actv", 0) == 0 ? ":" + std::to_string(*a.micro_step) : ""),
-                                 name_w, glyphs.unicode),
+                 fit_tensor_name(
+                     a.name + (a.micro_step && a.kind.rfind("actv", 0) == 0 ? ":" + std::to_string(*a.micro_step) : ""),
+                     name_w, glyphs.unicode),
                  st, width - used);
     }
     if (detail_h == 0) return;
@@ -500,15 +623,18 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     buf.fill(x, dy, width, 1, glyphs.unicode ? U'\u2500' : U'-', dim);
     const AnomalyRecord* a = selected();
     if (!a) return;
-    buf.text(x, dy + 1, a->message, {}, width);
+    for (std::size_t i = 0; i < message.size(); ++i) buf.text(x, dy + 1 + static_cast<int>(i), message[i], {}, width);
+    const int below = dy + 1 + static_cast<int>(message.size());
     std::string where = detail_.module.empty() ? "module: not in module_struct.json or stack_info.csv"
                                                : "module " + detail_.module + "  " + detail_.structure;
-    buf.text(x, dy + 2, where, dim, width);
+    buf.text(x, below, where, dim, width);
     std::string stack = detail_.stack;
     while (!stack.empty() && (stack.back() == '\n' || stack.back() == ' ')) stack.pop_back();
     const auto cut = stack.rfind("\nFile ");
-    buf.text(x, dy + 3, stack.empty() ? "code: no stack_info.csv entry" : "code: " + stack.substr(cut == std::string::npos ? 0 : cut + 1), dim,
-             width);
+    buf.text(x, below + 1,
+             stack.empty() ? "code: no stack_info.csv entry"
+                           : "code: " + stack.substr(cut == std::string::npos ? 0 : cut + 1),
+             dim, width);
 }
 
 }  // namespace msmon::tui

@@ -22,7 +22,7 @@ public:
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
     Reaction click(int x, int y) override;
     bool set_filter(const std::optional<std::string>& regex) override;
-    bool command(const std::string& verb, const std::string& arg, std::string& error) override;
+    const CommandTable& commands() const override { return commands_; }
 
     // For benchmarks and tests: the list, the table options, rebuilding rows (not when the store pages the view).
     // set_list() shows the table: a list given is not grouped into incidents.
@@ -62,14 +62,15 @@ private:
     IncidentIndex& incidents_;
     std::function<void()> open_chart_;
     KeyTable keys_;
+    CommandTable commands_;
     std::vector<AnomalyRecord> list_;
     std::vector<AnomalyRow> rows_;
     AnomalyTableOptions options_;
     bool incident_mode_ = true;
     std::vector<IncidentRow> incident_rows_;
-    std::set<std::string> expanded_;          // origins (anomaly_identity) of the incidents expanded
-    std::optional<AnomalyRecord> carried_;    // selected before a switch between incidents and the table
-    std::size_t incidents_listed_ = 0;        // incidents with a row (the filters pass one of their anomalies)
+    std::set<std::string> expanded_;            // origins (anomaly_identity) of the incidents expanded
+    std::optional<AnomalyRecord> carried_;      // selected before a switch between incidents and the table
+    std::size_t incidents_listed_ = 0;          // incidents with a row (the filters pass one of their anomalies)
     std::shared_ptr<const IncidentSet> shown_;  // what incident_rows_ index into
     bool incident_rows_stale_ = true;           // the options changed since they were built
     std::size_t selected_ = 0, top_ = 0;

@@ -36,8 +36,9 @@ private:
     std::int64_t data_lo_ = 0, data_hi_ = -1;
     std::int64_t lo_ = 0, hi_ = -1;
     bool zoomed_ = false, log_y_ = false, others_ = true;
-    bool drilled_ = false;  // the last collect() was for a drill-down
-    int smoothing_ = 0;  // index into kSmoothing
+    bool drilled_ = false;           // the last collect() was for a drill-down
+    int smoothing_ = 0;              // index into kSmoothing
+    std::uint64_t drills_seen_ = 0;  // SharedSelection::drills when last collected
     std::optional<std::int64_t> cursor_;
     int plot_columns_ = 0;  // of the last frame's plot
     bool reduced_ = false;  // series_ holds only what draws on read_columns_

@@ -9,30 +9,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-void append_utf8(std::string& s, int cp) {
-    const auto c = static_cast<char32_t>(cp);
-    if (c < 0x80) {
-        s.push_back(static_cast<char>(c));
-    } else if (c < 0x800) {
-        s.push_back(static_cast<char>(0xC0 | (c >> 6)));
-        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-        s.push_back(static_cast<char>(0xE0 | (c >> 12)));
-        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else {
-        s.push_back(static_cast<char>(0xF0 | (c >> 18)));
-        s.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-        s.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-        s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    }
-}
-
-void pop_utf8(std::string& s) {
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
-    if (!s.empty()) s.pop_back();
-}
-
 // Splits `text` into lines of at most `width` columns at spaces (the overlays' long explanations).
 std::vector<std::string> wrap(const std::string& text, int width) {
     std::vector<std::string> out;
@@ -63,8 +39,8 @@ void draw_box(ScreenBuffer& buf, int x, int y, int width, int height,
     const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
     buf.fill(x0, y0, w, h, U' ', {});
     for (int i = 0; i + 2 < h && i < static_cast<int>(wrapped.size()); ++i)
-        buf.text(x0 + 2, y0 + 1 + i, wrapped[static_cast<std::size_t>(i)].first, wrapped[static_cast<std::size_t>(i)].second,
-                 w - 4);
+        buf.text(x0 + 2, y0 + 1 + i, wrapped[static_cast<std::size_t>(i)].first,
+                 wrapped[static_cast<std::size_t>(i)].second, w - 4);
 }
 
 bool is_bool_row(const ConfigRow& r) {
@@ -92,6 +68,8 @@ ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move
             return fn();
         };
     };
+    // One binding per line reads as a table.
+    // clang-format off
     keys_ = {
         {{kKeyDown, 'j'}, "j/Down", "next field", [move] { return move(1); }},
         {{kKeyUp, 'k'}, "k/Up", "previous field", [move] { return move(-1); }},
@@ -104,7 +82,7 @@ ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move
         {{'c'}, "c", "start a collection: dynamic_on true + collect_times N (the count restarts)", with_editor([this] {
              mode_ = Mode::collect_times;
              const json* ct = find_path(editor_->edited(), {"collect_times"});
-             input_ = ct && ct->is_number_integer() && ct->get<long long>() > 0 ? ct->dump() : "5";
+             input_.start(ct && ct->is_number_integer() && ct->get<long long>() > 0 ? ct->dump() : "5");
              return Reaction::redraw;
          })},
         {{'x'}, "x", "stop a running collection early (dynamic_on true + collect_times 0: one more step)",
@@ -144,6 +122,33 @@ ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move
         {{kKeyHome, 'g'}, "g/Home", "first field", [move] { return move(-1000000); }},
         {{kKeyEnd, 'G'}, "G/End", "last field", [move] { return move(1000000); }},
     };
+    // clang-format on
+    // One binding per line reads as a table.
+    // clang-format off
+    typing_keys_ = {
+        {{kKeyEnter}, "Enter", "set the value (JSON); for collect_times: review and save", [this] { return finish_input(); }},
+        {{kKeyEscape}, "Esc", "cancel", [this] {
+             mode_ = Mode::form;
+             message_.clear();
+             return Reaction::redraw;
+         }},
+    };
+    // clang-format on
+    // One binding per line reads as a table.
+    // clang-format off
+    review_keys_ = {
+        {{'y', kKeyEnter}, "y/Enter", "save (atomic rename; msmon saves again if a trainer write-back races it)", [this] {
+             return editor_->pending_aborts_training() ? Reaction::redraw : save();
+         }},
+        {{'Y'}, "Y", "save a change that aborts training (print_struct, cc_distribution.cc_log_only)", [this] {
+             return editor_->pending_aborts_training() ? save() : Reaction::redraw;
+         }},
+        {{'n', kKeyEscape}, "n/Esc", "back to the form", [this] {
+             mode_ = Mode::form;
+             return Reaction::redraw;
+         }},
+    };
+    // clang-format on
 }
 
 void ConfigView::collect(Reader& reader) {
@@ -155,9 +160,9 @@ void ConfigView::collect(Reader& reader) {
     for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1, {}}))
         if (!rs.points.empty() && rs.points.back().value > step_ms_ && rs.points.back().value < 3600000)
             step_ms_ = static_cast<int>(rs.points.back().value);
-    state_ = describe_collection(steps_, editor_->on_disk(), steps_at_save_,
-                                 editor_->saw_write_back() ? std::optional<std::string>(clock_text(editor_->write_back_time()))
-                                                           : std::nullopt);
+    state_ = describe_collection(
+        steps_, editor_->on_disk(), steps_at_save_,
+        editor_->saw_write_back() ? std::optional<std::string>(clock_text(editor_->write_back_time())) : std::nullopt);
 }
 
 Reaction ConfigView::begin_edit() {
@@ -169,15 +174,16 @@ Reaction ConfigView::begin_edit() {
     }
     mode_ = Mode::edit;
     input_key_ = r[selected_].key;
-    input_ = r[selected_].value.is_string() ? r[selected_].value.get<std::string>() : r[selected_].value.dump();
+    input_.start(r[selected_].value.is_string() ? r[selected_].value.get<std::string>() : r[selected_].value.dump());
     return Reaction::redraw;
 }
 
 Reaction ConfigView::finish_input() {
     if (mode_ == Mode::collect_times) {
         char* end = nullptr;
-        const long long n = std::strtoll(input_.c_str(), &end, 10);
-        if (input_.empty() || *end != '\0' || n < 0) {
+        const std::string text = input_.commit();
+        const long long n = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || n < 0) {
             message_ = "collect_times takes a number >= 0";
             return Reaction::redraw;
         }
@@ -186,7 +192,7 @@ Reaction ConfigView::finish_input() {
         return Reaction::redraw;
     }
     std::string error;
-    if (!editor_->set(input_key_, input_, error)) {
+    if (!editor_->set(input_key_, input_.commit(), error)) {
         message_ = error;
         return Reaction::redraw;
     }
@@ -208,61 +214,49 @@ Reaction ConfigView::save() {
     return Reaction::reload;
 }
 
-bool ConfigView::capture_key(int key, Reaction& reaction) {
-    if (!editor_ || mode_ == Mode::form) return false;
-    reaction = Reaction::redraw;
-    if (mode_ == Mode::review) {
-        const bool aborts = editor_->pending_aborts_training();
-        if (key == kKeyEscape || key == 'n') {
-            mode_ = Mode::form;
-        } else if ((key == 'y' || key == kKeyEnter) && !aborts) {
-            reaction = save();
-        } else if (key == 'Y' && aborts) {
-            reaction = save();
-        }
-        return true;
+const KeyTable& ConfigView::keys() const {
+    switch (mode_) {
+        case Mode::form:
+            return keys_;
+        case Mode::edit:
+        case Mode::collect_times:
+            return typing_keys_;
+        case Mode::review:
+            return review_keys_;
     }
-    if (key == kKeyEscape) {
-        mode_ = Mode::form;
-        message_.clear();
-    } else if (key == kKeyEnter) {
-        reaction = finish_input();
-    } else if (key == kKeyBackspace) {
-        pop_utf8(input_);
-    } else if (key >= 32 && key < 0x110000 && key != 127) {
-        append_utf8(input_, key);
-    }
-    return true;
+    return keys_;
 }
 
 void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs&) {
     if (!editor_) {
-        buf.text(x + 2, y + 1, "No monitor config: start msmon-tui with --config PATH (the JSON file msprobe's TrainerMon reads).",
+        buf.text(x + 2, y + 1,
+                 "No monitor config: start msmon-tui with --config PATH (the JSON file msprobe's TrainerMon reads).",
                  kFaint, width - 4);
-        buf.text(x + 2, y + 2, "The job must run with DYNAMIC_MONITOR=True for edits to take effect while it trains.", kFaint, width - 4);
+        buf.text(x + 2, y + 2, "The job must run with DYNAMIC_MONITOR=True for edits to take effect while it trains.",
+                 kFaint, width - 4);
         return;
     }
     int row = y;
     buf.text(x, row, "monitor config ", kTitle, width);
-    buf.text(x + 15, row++, editor_->path() + "   (takes effect while training only with DYNAMIC_MONITOR=True)", {}, width - 15);
+    buf.text(x + 15, row++, editor_->path() + "   (takes effect while training only with DYNAMIC_MONITOR=True)", {},
+             width - 15);
     if (!editor_->loaded()) {
         buf.text(x, row++, "cannot read it: " + editor_->load_error(), kBad, width);
         return;
     }
     const Style state_style = state_.phase == CollectionState::Phase::collecting ? kGood
-                              : state_.phase == CollectionState::Phase::waiting   ? kWarn
-                              : state_.phase == CollectionState::Phase::finished  ? kWarn
-                                                                                  : kFaint;
+                              : state_.phase == CollectionState::Phase::waiting  ? kWarn
+                              : state_.phase == CollectionState::Phase::finished ? kWarn
+                                                                                 : kFaint;
     buf.text(x, row++, state_.text, state_style, width);
     const ConfigCheck check = editor_->check();
-    if (!check.ok())
-        buf.text(x, row++, "REJECTED by msprobe (cannot be saved): " + check.errors.front(), kBad, width);
+    if (!check.ok()) buf.text(x, row++, "REJECTED by msprobe (cannot be saved): " + check.errors.front(), kBad, width);
     else if (!check.warnings.empty())
-        buf.text(x, row++, "warning: " + check.warnings.front() +
-                               (check.warnings.size() > 1 ? " (+" + std::to_string(check.warnings.size() - 1) + " more)" : ""),
+        buf.text(x, row++,
+                 "warning: " + check.warnings.front() +
+                     (check.warnings.size() > 1 ? " (+" + std::to_string(check.warnings.size() - 1) + " more)" : ""),
                  kWarn, width);
-    else
-        buf.text(x, row++, "msprobe accepts this version", kGood, width);
+    else buf.text(x, row++, "msprobe accepts this version", kGood, width);
     const std::string notice = !message_.empty() ? message_ : editor_->notice();
     const bool alarming = notice.find("NOT") != std::string::npos || notice.find("changed") != std::string::npos ||
                           notice.find("racing") != std::string::npos;
@@ -286,12 +280,15 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         std::snprintf(line, sizeof line, "%c%c%-22s ", sel ? '>' : ' ', f.changed ? '*' : ' ', f.key.c_str());
         Style base = sel ? Style{Color::none, Color::none, kReverse} : Style{};
         if (sel) buf.fill(x, row + i, width, 1, U' ', base);
-        int col = buf.text(x, row + i, line, f.changed ? Style{Color::warn, Color::none, static_cast<std::uint8_t>(base.attr | kBold)} : base, width);
+        int col = buf.text(
+            x, row + i, line,
+            f.changed ? Style{Color::warn, Color::none, static_cast<std::uint8_t>(base.attr | kBold)} : base, width);
         Style vstyle = base;
         if (!f.present) vstyle.fg = Color::dim;
         col += buf.text(x + col, row + i, value, vstyle, 28);
         col = std::max(col, 2 + 23 + 28);
-        col += buf.text(x + col, row + i, std::string(" ") + (f.field ? f.field->type : "kept"), Style{Color::dim, Color::none, base.attr}, 7);
+        col += buf.text(x + col, row + i, std::string(" ") + (f.field ? f.field->type : "kept"),
+                        Style{Color::dim, Color::none, base.attr}, 7);
         col = std::max(col, 2 + 23 + 28 + 7);
         std::string what = f.field ? f.field->help : "not an msprobe key: kept as it is";
         Style wstyle{Color::dim, Color::none, base.attr};
@@ -301,13 +298,14 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     const int bottom = y + height - 1;
     const auto pending = editor_->pending();
     if (mode_ == Mode::edit) {
-        buf.text(x, bottom, input_key_ + " = " + input_ + "_   (JSON; Enter sets, Esc cancels)", kTitle, width);
+        input_.draw(buf, x, bottom, width, input_key_ + " = ", kTitle);
     } else if (mode_ == Mode::collect_times) {
-        buf.text(x, bottom, "collect_times for the new collection: " + input_ + "_   (Enter: review and save, Esc cancels)",
-                 kTitle, width);
+        input_.draw(buf, x, bottom, width, "collect_times for the new collection: ", kTitle);
     } else if (!pending.empty()) {
-        buf.text(x, bottom, std::to_string(pending.size()) + " unsaved change" + (pending.size() > 1 ? "s" : "") +
-                                " — s review and save, u undo", kWarn, width);
+        buf.text(x, bottom,
+                 std::to_string(pending.size()) + " unsaved change" + (pending.size() > 1 ? "s" : "") +
+                     " — s review and save, u undo",
+                 kWarn, width);
     } else {
         buf.text(x, bottom, "no unsaved changes", kFaint, width);
     }
@@ -328,30 +326,35 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
     for (const auto& w : check.warnings) lines.push_back({"warning: " + w, kWarn});
     if (doc.value("dynamic_on", json(false)) == json(true)) {
         if (doc.value("collect_times", json(-1)) == json(0))
-            lines.push_back({"Stops the running collection: msprobe ignores dynamic_on false while collecting, so this writes "
-                             "dynamic_on true with collect_times 0 — one more step is collected, then msprobe writes "
-                             "dynamic_on false back.",
-                             kWarn});
+            lines.push_back(
+                {"Stops the running collection: msprobe ignores dynamic_on false while collecting, so this writes "
+                 "dynamic_on true with collect_times 0 — one more step is collected, then msprobe writes "
+                 "dynamic_on false back.",
+                 kWarn});
         else
-            lines.push_back({"dynamic_on true: the trainer reloads at its next step and (re)starts collecting — the count "
-                             "restarts from 0, and anomaly.json is emptied when alert.dump is on.",
-                             {}});
+            lines.push_back(
+                {"dynamic_on true: the trainer reloads at its next step and (re)starts collecting — the count "
+                 "restarts from 0, and anomaly.json is emptied when alert.dump is on.",
+                 {}});
     }
     lines.push_back({"The job must run with DYNAMIC_MONITOR=True; otherwise it read this file once at start.", kFaint});
     if (step_ms_ > 0)
-        lines.push_back({"After saving over a running collection msmon watches one step (" + std::to_string(std::min(step_ms_, 3000)) +
-                             " ms, from the logs) for its final write-back, which would swallow this change, and saves again "
-                             "if it comes.",
-                         kFaint});
+        lines.push_back(
+            {"After saving over a running collection msmon watches one step (" +
+                 std::to_string(std::min(step_ms_, 3000)) +
+                 " ms, from the logs) for its final write-back, which would swallow this change, and saves again "
+                 "if it comes.",
+             kFaint});
     const bool aborts = editor_->pending_aborts_training();
     if (aborts)
-        lines.push_back({"print_struct / cc_distribution.cc_log_only ABORT TRAINING after the first step. Press Y "
-                         "(capital) to save anyway, Esc to cancel.",
-                         kBad});
+        lines.push_back(
+            {"print_struct / cc_distribution.cc_log_only ABORT TRAINING after the first step. Press Y "
+             "(capital) to save anyway, Esc to cancel.",
+             kBad});
     else if (check.ok())
-        lines.push_back({"y/Enter save (atomic rename; msmon re-saves if a trainer write-back races it)   Esc cancel", kTitle});
-    else
-        lines.push_back({"Esc back to the form", kTitle});
+        lines.push_back(
+            {"y/Enter save (atomic rename; msmon re-saves if a trainer write-back races it)   Esc cancel", kTitle});
+    else lines.push_back({"Esc back to the form", kTitle});
     draw_box(buf, x, y, width, height, lines);
 }
 

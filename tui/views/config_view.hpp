@@ -16,10 +16,12 @@ public:
     // `editor` may be null: msmon-tui was started without --config.
     explicit ConfigView(std::unique_ptr<ConfigEditor> editor);
     const char* title() const override { return "Config"; }
-    const KeyTable& keys() const override { return keys_; }
+    // The form's keys; while a value is typed, Enter and Esc (the line editor has the rest); in the review, y/n.
+    const KeyTable& keys() const override;
+    bool modal() const override { return editor_ && mode_ != Mode::form; }
+    LineEditor* editor() override { return mode_ == Mode::edit || mode_ == Mode::collect_times ? &input_ : nullptr; }
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
-    bool capture_key(int key, Reaction& reaction) override;
     bool watches_files() const override { return editor_ != nullptr; }
 
 private:
@@ -32,9 +34,10 @@ private:
     void draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height);
 
     std::unique_ptr<ConfigEditor> editor_;
-    KeyTable keys_;
+    KeyTable keys_, typing_keys_, review_keys_;
     Mode mode_ = Mode::form;
-    std::string input_, input_key_, message_;
+    LineEditor input_;
+    std::string input_key_, message_;
     std::size_t selected_ = 0, top_ = 0;
     std::vector<std::int64_t> steps_;
     std::optional<std::int64_t> steps_at_save_;

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "tui/widgets/heatmap.hpp"
+#include "tui/widgets/step_axis.hpp"
 
 namespace msmon::tui {
 
@@ -23,6 +24,8 @@ std::string fixed(double v, int decimals) {
 }  // namespace
 
 ExpertLoadView::ExpertLoadView() {
+    // One binding per line reads as a table.
+    // clang-format off
     keys_ = {
         {{kKeyDown, 'j'}, "j/Down", "next MoE layer", [this] {
              if (layer_ + 1 < model_.layers.size()) ++layer_;
@@ -57,6 +60,7 @@ ExpertLoadView::ExpertLoadView() {
              return Reaction::reload;
          }},
     };
+    // clang-format on
 }
 
 void ExpertLoadView::collect(Reader& reader) {
@@ -77,14 +81,17 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
     const Style head{Color::accent, Color::none, kBold};
     const Style bad{Color::bad, Color::none, kBold};
     if (model_.layers.empty()) {
-        buf.text(x + 2, y + 1, "no expert_load yet: MoE runs write it to TensorBoard (expert_load/<layer>, one value per expert)", dim,
-                 width - 4);
+        buf.text(x + 2, y + 1,
+                 "no expert_load yet: MoE runs write it to TensorBoard (expert_load/<layer>, one value per expert)",
+                 dim, width - 4);
         return;
     }
     const ExpertLayer& L = model_.layers[layer_];
-    const std::string who = rank_ ? "rank " + std::to_string(*rank_) : "all " + std::to_string(model_.ranks.size()) + " ranks summed";
-    buf.text(x, y, L.name + " (" + std::to_string(layer_ + 1) + "/" + std::to_string(model_.layers.size()) + ")  " + who +
-                       "  steps " + std::to_string(L.first_step) + "-" + std::to_string(L.last_step),
+    const std::string who =
+        rank_ ? "rank " + std::to_string(*rank_) : "all " + std::to_string(model_.ranks.size()) + " ranks summed";
+    buf.text(x, y,
+             L.name + " (" + std::to_string(layer_ + 1) + "/" + std::to_string(model_.layers.size()) + ")  " + who +
+                 "  steps " + std::to_string(L.first_step) + "-" + std::to_string(L.last_step),
              head, width);
     // Every layer's imbalance on one line: the layer to look at is visible from any other.
     int cx = x;
@@ -101,13 +108,15 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
         if (std::isfinite(v)) total += v;
     if (L.flagged() && L.hottest >= 0) {
         const auto& hot = L.experts[static_cast<std::size_t>(L.hottest)];
-        buf.text(x, y + 2, "IMBALANCED: " + hot.label + " has " + fixed(L.imbalance, 2) + "x the mean load (" +
-                               fixed(total > 0 ? 100.0 * L.max / total : 0, 0) + "% of tokens) at step " +
-                               std::to_string(L.current_step) + " - routing collapse?",
+        buf.text(x, y + 2,
+                 "IMBALANCED: " + hot.label + " has " + fixed(L.imbalance, 2) + "x the mean load (" +
+                     fixed(total > 0 ? 100.0 * L.max / total : 0, 0) + "% of tokens) at step " +
+                     std::to_string(L.current_step) + " - routing collapse?",
                  bad, width);
     } else {
-        buf.text(x, y + 2, "balanced: max/mean " + fixed(L.imbalance, 2) + " < " + fixed(kImbalanceFlag, 1) + " at step " +
-                               std::to_string(L.current_step),
+        buf.text(x, y + 2,
+                 "balanced: max/mean " + fixed(L.imbalance, 2) + " < " + fixed(kImbalanceFlag, 1) + " at step " +
+                     std::to_string(L.current_step),
                  dim, width);
     }
     const int panel_w = std::min(30, width / 2);
@@ -117,22 +126,28 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
     if (rows_h <= 0) return;
     buf.text(x, y + 3, "experts x steps (load)", dim, label_w + map_w);
     buf.text(x + width - panel_w, y + 3, "now      load  x mean", dim, panel_w);
-    if (map_w > 4) {
+    if (map_w > 4 && rows_h > 1) {
+        // The whole history on the map's width (each column the max of its steps), a step axis under it: where a
+        // collapse began is read off the axis.
+        const std::int64_t last = std::max(L.last_step, L.first_step);
+        const int columns = static_cast<int>(std::min<std::int64_t>(map_w, last - L.first_step + 1));
         std::vector<std::vector<ColumnStat>> rows;
-        for (const auto& e : L.experts) rows.push_back(downsample_minmax(e.points, L.first_step, std::max(L.last_step, L.first_step), map_w));
-        draw_heatmap(buf, x + label_w, top, map_w, std::min<int>(rows_h, static_cast<int>(rows.size())), rows, glyphs, HeatmapOptions{});
-        const std::size_t per_row = (L.experts.size() + static_cast<std::size_t>(rows_h) - 1) / static_cast<std::size_t>(rows_h);
-        for (int r = 0; r < rows_h && static_cast<std::size_t>(r) * per_row < L.experts.size(); ++r) {
-            const std::size_t i = static_cast<std::size_t>(r) * per_row;
+        for (const auto& e : L.experts) rows.push_back(downsample_minmax(e.points, L.first_step, last, columns));
+        const int map_h = std::min<int>(rows_h - 1, static_cast<int>(rows.size()));
+        draw_heatmap(buf, x + label_w, top, map_w, map_h, rows, glyphs, HeatmapOptions{});
+        for (int r = 0; r < map_h; ++r) {
+            const std::size_t i = heatmap_first_row(static_cast<std::size_t>(r), rows.size(), map_h);
             const bool hot = L.flagged() && static_cast<int>(i) == L.hottest;
             buf.text(x, top + r, L.experts[i].label, hot ? bad : dim, label_w - 1);
         }
+        draw_step_axis(buf, x + label_w + map_w - columns, top + map_h, StepColumns(L.first_step, last, columns), dim);
     }
     // The latest load per expert, hottest first, so the expert that matters is always on screen.
     std::vector<std::size_t> order(L.experts.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const double va = std::isfinite(L.current[a]) ? L.current[a] : -1, vb = std::isfinite(L.current[b]) ? L.current[b] : -1;
+        const double va = std::isfinite(L.current[a]) ? L.current[a] : -1,
+                     vb = std::isfinite(L.current[b]) ? L.current[b] : -1;
         return va > vb;
     });
     for (int r = 0; r < rows_h && static_cast<std::size_t>(r) < order.size(); ++r) {
@@ -142,9 +157,16 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
         const bool hot = std::isfinite(ratio) && ratio >= kImbalanceFlag;
         const bool cold = std::isfinite(ratio) && ratio < 0.25;
         char row[96];
-        std::snprintf(row, sizeof row, "%-6s %9s %6sx %s", L.experts[i].label.c_str(), fixed(v, 0).c_str(), fixed(ratio, 2).c_str(),
-                      hot ? "HOT" : cold ? "cold" : "");
-        buf.text(x + width - panel_w, top + r, row, hot ? bad : cold ? Style{Color::warn, Color::none, kPlain} : Style{}, panel_w);
+        std::snprintf(row, sizeof row, "%-6s %9s %6sx %s", L.experts[i].label.c_str(), fixed(v, 0).c_str(),
+                      fixed(ratio, 2).c_str(),
+                      hot    ? "HOT"
+                      : cold ? "cold"
+                             : "");
+        buf.text(x + width - panel_w, top + r, row,
+                 hot    ? bad
+                 : cold ? Style{Color::warn, Color::none, kPlain}
+                        : Style{},
+                 panel_w);
     }
 }
 

@@ -22,7 +22,7 @@ private:
     ExpertLoadModel model_;
     KeyTable keys_;
     std::size_t layer_ = 0;
-    std::optional<int> rank_;  // nullopt: every rank summed
+    std::optional<int> rank_;      // nullopt: every rank summed
     bool jump_to_flagged_ = true;  // until a layer is chosen (j, k, f), the first flagged layer is shown
 };
 

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "tui/views/run_config_page.hpp"
@@ -34,6 +37,8 @@ std::string last_line(const std::string& text) {
 }  // namespace
 
 HealthView::HealthView() {
+    // One binding per line reads as a table.
+    // clang-format off
     keys_ = {
         {{'c'}, "c", "run config (what the job wrote as text summaries; c or Esc: back)", [this] {
              show_config_ = !show_config_;
@@ -61,13 +66,15 @@ HealthView::HealthView() {
              scroll_ = 0;
              return Reaction::redraw;
          }},
-        {{kKeyEscape}, "Esc", "back from the run config", [this] {
-             if (!show_config_) return Reaction::none;
-             show_config_ = false;
-             scroll_ = health_scroll_;
-             return Reaction::reload;
-         }},
     };
+    // clang-format on
+}
+
+bool HealthView::back() {
+    if (!show_config_) return false;
+    show_config_ = false;
+    scroll_ = health_scroll_;
+    return true;
 }
 
 void HealthView::collect(Reader& reader) {
@@ -94,8 +101,8 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     if (model_.stop) {
         const auto& e = *model_.stop;
         std::string banner = std::string(e.kind == "stop" ? "JOB STOPPED" : "ERROR") +
-                             (e.step ? " at step " + std::to_string(*e.step) : "") + " (rank " + std::to_string(e.rank) +
-                             "): " + last_line(e.message);
+                             (e.step ? " at step " + std::to_string(*e.step) : "") + " (rank " +
+                             std::to_string(e.rank) + "): " + last_line(e.message);
         buf.fill(x, top, width, 1, U' ', {Color::bad, Color::none, kReverse});
         buf.text(x, top, banner, {Color::bad, Color::none, static_cast<std::uint8_t>(kReverse | kBold)}, width);
         ++top;
@@ -104,10 +111,19 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     std::size_t unhealthy = 0;
     for (const auto& c : model_.checkpoints) unhealthy += !c.healthy;
     lines.push_back({"checkpoints: " + std::to_string(model_.checkpoints.size()) + ", " + std::to_string(unhealthy) +
-                         " unhealthy" + (model_.latest_healthy ? "; RESUME = the latest healthy one" : "; none healthy yet"),
+                         " unhealthy" +
+                         (model_.latest_healthy ? "; RESUME = the latest healthy one" : "; none healthy yet"),
                      head});
+    // A fixed number of lines, however many checkpoints there are: a checkpoint arriving does not move the sections
+    // below while someone reads them. The latest ones, and RESUME's even when it is older.
+    constexpr std::size_t kCheckpointRows = 4;
+    const std::size_t n = model_.checkpoints.size();
+    std::vector<std::size_t> shown;
+    for (std::size_t i = n > kCheckpointRows ? n - kCheckpointRows : 0; i < n; ++i) shown.push_back(i);
+    if (model_.latest_healthy && n > kCheckpointRows && *model_.latest_healthy < n - kCheckpointRows)
+        shown.front() = *model_.latest_healthy;
     if (model_.checkpoints.empty()) lines.push_back({"  none recorded (health_ckpts.json not found yet)", dim});
-    for (std::size_t i = 0; i < model_.checkpoints.size(); ++i) {
+    for (const std::size_t i : shown) {
         const auto& c = model_.checkpoints[i];
         std::string why;
         if (!c.healthy)
@@ -120,72 +136,115 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                       resume ? "RESUME" : "", static_cast<long long>(c.step), c.rank, c.name.c_str(), why.c_str());
         lines.push_back({row, c.healthy ? (resume ? Style{Color::good, Color::none, kBold} : good) : bad});
     }
+    if (n > shown.size())
+        lines.push_back({"  ... " + std::to_string(n - shown.size()) + " more (msmon health lists every one)", dim});
+    while (lines.size() < 2 + kCheckpointRows) lines.push_back({"", {}});
     lines.push_back({"", {}});
     if (!model_.global_norm.empty()) {
         const auto& last = model_.global_norm.back();
+        // The max of the finite values; NaN or Inf steps are said apart (a NaN is not a larger norm).
         double peak = -INFINITY;
-        for (const auto& p : model_.global_norm) peak = std::max(peak, std::isnan(p.value) ? INFINITY : p.value);
-        lines.push_back({"global norm: latest " + num(last.value) + " at step " + std::to_string(last.step) + ", max " +
-                             num(peak) + "; " + std::to_string(model_.global_norm_spikes) + " spikes" +
-                             (model_.spike_threshold ? " >= " + num(*model_.spike_threshold) : "") + ", " +
-                             std::to_string(model_.data_skips) + " data skips",
-                         model_.global_norm_spikes ? Style{Color::warn, Color::none, kBold} : Style{}});
+        std::optional<std::int64_t> first_bad;
+        std::size_t bad_steps = 0;
+        for (const auto& p : model_.global_norm) {
+            if (std::isfinite(p.value)) {
+                peak = std::max(peak, p.value);
+            } else {
+                if (!first_bad) first_bad = p.step;
+                ++bad_steps;
+            }
+        }
+        const std::size_t spikes = model_.spike_steps.size(), skips = model_.data_skip_steps.size();
+        std::string text = "global norm: latest " + num(last.value) + " at step " + std::to_string(last.step);
+        if (peak > -INFINITY) text += ", max " + num(peak);
+        if (first_bad)
+            text += "; not finite at " + std::to_string(bad_steps) + (bad_steps == 1 ? " step" : " steps") +
+                    ", from step " + std::to_string(*first_bad);
+        lines.push_back({text, first_bad ? Style{Color::bad, Color::none, kBold} : Style{}});
+        std::string spike_text = "  spikes" +
+                                 (model_.spike_threshold ? " >= " + num(*model_.spike_threshold) : std::string()) +
+                                 " at " + std::to_string(spikes) + (spikes == 1 ? " step" : " steps");
+        if (spikes)
+            spike_text += " on " + std::to_string(model_.spike_ranks.size()) +
+                          (model_.spike_ranks.size() == 1 ? " rank" : " ranks");
+        spike_text += "; data skipped at " + std::to_string(skips) + (skips == 1 ? " step" : " steps");
+        lines.push_back({spike_text, spikes || skips ? Style{Color::warn, Color::none, kBold} : Style{}});
     }
     if (!model_.embedding_norm.empty()) {
         const auto& last = model_.embedding_norm.back();
-        lines.push_back({"embedding local norm: latest " + num(last.value) + " at step " + std::to_string(last.step) +
-                             (model_.embedding_threshold ? ", threshold " + num(*model_.embedding_threshold) + ", " +
-                                                               std::to_string(model_.embedding_high) + " steps over"
-                                                         : ""),
-                         model_.embedding_high ? Style{Color::warn, Color::none, kBold} : Style{}});
+        lines.push_back(
+            {"embedding local norm: latest " + num(last.value) + " at step " + std::to_string(last.step) +
+                 (model_.embedding_threshold ? ", threshold " + num(*model_.embedding_threshold) + ", " +
+                                                   std::to_string(model_.embedding_high_steps.size()) + " steps over"
+                                             : ""),
+             !model_.embedding_high_steps.empty() ? Style{Color::warn, Color::none, kBold} : Style{}});
     }
     lines.push_back({"ranks: " + std::to_string(model_.ranks.size()), head});
     std::int64_t lead = -1;
     for (const auto& r : model_.ranks) lead = std::max(lead, r.last_step);
     for (const auto& r : model_.ranks) {
         char row[200];
-        std::snprintf(row, sizeof row, "  rank %-5d last step %-7lld %s%s%s", r.rank, static_cast<long long>(r.last_step),
-                      r.step_ms ? ("step " + num(*r.step_ms) + " ms").c_str() : "",
+        std::snprintf(row, sizeof row, "  rank %-5d last step %-7lld %s%s%s", r.rank,
+                      static_cast<long long>(r.last_step), r.step_ms ? ("step " + num(*r.step_ms) + " ms").c_str() : "",
                       r.last_step < lead ? ("  behind by " + std::to_string(lead - r.last_step)).c_str() : "",
                       r.stalled ? "  STALLED" : "");
-        lines.push_back({row, r.stalled ? bad : (r.last_step < lead ? Style{Color::warn, Color::none, kPlain} : Style{})});
+        lines.push_back(
+            {row, r.stalled ? bad : (r.last_step < lead ? Style{Color::warn, Color::none, kPlain} : Style{})});
     }
-    // The same event on every rank (a data skip is logged by all) is one line with the rank count.
+    // The same event on every rank (a data skip is logged by all; a checkpoint save by all, each with its own
+    // seconds) is one line with the count of ranks: same step, kind and message up to its numbers.
     struct Group {
         const EventRecord* first;
-        int ranks = 0;
+        std::set<int> ranks;
+        std::set<std::pair<int, std::string>> logged;  // (rank, time): a line in info.log and worker_N.log is one
+    };
+    const auto shape_of = [](const EventRecord& e) {
+        std::string out = last_line(e.message);
+        for (char& c : out)
+            if (c >= '0' && c <= '9') c = '#';
+        return out;
     };
     std::vector<Group> groups;
+    std::map<std::tuple<std::optional<std::int64_t>, std::string, std::string>, std::size_t> group_of;
     std::size_t shown_events = 0;
     for (const auto& e : model_.events) {
         if (e.kind == "config") continue;  // text summaries: the run-config page (c)
         ++shown_events;
-        if (!groups.empty()) {
-            const EventRecord& g = *groups.back().first;
-            if (g.step == e.step && g.kind == e.kind && last_line(g.message) == last_line(e.message)) {
-                ++groups.back().ranks;
-                continue;
-            }
-        }
-        bool merged = false;
-        for (auto& g : groups)
-            if (g.first->step == e.step && g.first->kind == e.kind && last_line(g.first->message) == last_line(e.message)) {
-                ++g.ranks;
-                merged = true;
-                break;
-            }
-        if (!merged) groups.push_back({&e, 1});
+        auto [it, fresh] = group_of.try_emplace({e.step, e.kind, shape_of(e)}, groups.size());
+        if (fresh) groups.push_back({&e, {}, {}});
+        Group& g = groups[it->second];
+        g.ranks.insert(e.rank);
+        g.logged.insert({e.rank, e.time});
     }
-    if (config_.entries)
-        lines.push_back({"run config: " + std::to_string(config_.entries) + " keys from text summaries (c shows them)", head});
+    if (config_.entries) {
+        // Keys, not entries: 4 keys written by 16 runs are 4 keys.
+        std::set<std::string> keys;
+        std::set<int> ranks;
+        for (const auto& g : config_.groups) {
+            for (const auto& e : g.entries) keys.insert(e.key);
+            ranks.insert(g.ranks.begin(), g.ranks.end());
+        }
+        std::string text = "run config: " + std::to_string(keys.size()) + " keys from text summaries, ";
+        text += config_.groups.size() == 1
+                    ? "the same on " + std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks")
+                    : std::to_string(config_.groups.size()) + " different configs over " +
+                          std::to_string(ranks.size()) + " ranks";
+        lines.push_back(
+            {text + " (c shows them)", config_.groups.size() > 1 ? Style{Color::warn, Color::none, kBold} : head});
+    }
     lines.push_back({"events: " + std::to_string(shown_events), head});
     for (const auto& g : groups) {
         const EventRecord& e = *g.first;
-        char row[120];
-        const std::string who = g.ranks > 1 ? std::to_string(g.ranks) + " ranks" : "rank " + std::to_string(e.rank);
-        std::snprintf(row, sizeof row, "  step %-6s %-8s %-18s ", e.step ? std::to_string(*e.step).c_str() : "-", who.c_str(),
-                      e.kind.c_str());
-        const bool alarm = e.kind == "stop" || e.kind == "error" || e.kind == "global_norm_spike" || e.kind == "data_skip";
+        char row[160];
+        // More events than ranks: a relaunch logged it again (8 ranks x2), not 16 ranks.
+        std::string who =
+            g.ranks.size() > 1 ? std::to_string(g.ranks.size()) + " ranks" : "rank " + std::to_string(e.rank);
+        if (g.logged.size() > g.ranks.size() && g.logged.size() % g.ranks.size() == 0)
+            who += " x" + std::to_string(g.logged.size() / g.ranks.size());
+        std::snprintf(row, sizeof row, "  step %-6s %-11s %-18s ", e.step ? std::to_string(*e.step).c_str() : "-",
+                      who.c_str(), e.kind.c_str());
+        const bool alarm =
+            e.kind == "stop" || e.kind == "error" || e.kind == "global_norm_spike" || e.kind == "data_skip";
         lines.push_back({row + last_line(e.message), alarm ? Style{Color::warn, Color::none, kPlain} : dim});
     }
     const int h = height - (top - y);

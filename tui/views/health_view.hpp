@@ -13,6 +13,7 @@ public:
     HealthView();
     const char* title() const override { return "Health"; }
     const KeyTable& keys() const override { return keys_; }
+    bool back() override;
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
 
@@ -23,7 +24,8 @@ private:
     int scroll_ = 0;
     bool show_config_ = false;  // the run-config page instead of the health page
     int health_scroll_ = 0;
-    int page_rows_ = 10;        // PgDn/PgUp: the last height drawn     // where the health page was when the run-config page opened
+    int page_rows_ =
+        10;  // PgDn/PgUp: the last height drawn     // where the health page was when the run-config page opened
 };
 
 }  // namespace msmon::tui

@@ -7,9 +7,10 @@
 #include <limits>
 
 #include "core/text/number_text.hpp"
+#include "tui/views/overview_points.hpp"
 #include "tui/widgets/downsample.hpp"
-#include "tui/widgets/heatmap.hpp"
 #include "tui/widgets/sparkline.hpp"
+#include "tui/widgets/step_math.hpp"
 
 namespace msmon::tui {
 
@@ -17,33 +18,19 @@ namespace {
 
 constexpr std::int64_t kWindowSteps = 2000;
 
-std::string short_number(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.5g", v);
-    return buf;
-}
-
-
-// The points at or after `first` (points are step-sorted), into `out`: the overview draws only the steps that fit.
-const std::vector<SeriesPoint>& tail_points(const std::vector<StepValue>& in, std::int64_t first,
-                                            std::vector<SeriesPoint>& out) {
-    auto it = std::lower_bound(in.begin(), in.end(), first, [](const StepValue& p, std::int64_t s) { return p.step < s; });
-    out.clear();
-    for (; it != in.end(); ++it) out.push_back({it->step, it->value});
-    return out;
-}
-
 }  // namespace
 
 OverviewView::OverviewView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart)
     : shared_(shared), incidents_(incidents), open_chart_(std::move(open_chart)) {
+    // One binding per line reads as a table.
+    // clang-format off
     keys_ = {
         {{kKeyDown, 'j'}, "j/Down", "next rank", [this] { return move(1); }},
         {{kKeyUp, 'k'}, "k/Up", "previous rank", [this] { return move(-1); }},
         {{kKeyPageDown}, "PgDn", "next page of ranks", [this] { return move(rows_visible_); }},
         {{kKeyPageUp}, "PgUp", "previous page of ranks", [this] { return move(-rows_visible_); }},
+        {{kKeyHome, 'g'}, "g/Home", "first rank", [this] { return move(-1000000000); }},
+        {{kKeyEnd, 'G'}, "G/End", "last rank", [this] { return move(1000000000); }},
         {{kKeyEnter}, "Enter", "chart of the selected rank", [this] {
              if (const auto order = sorted_rows(); !order.empty())  // the row seen highlighted
                  shared_.focus_rank = model_.rows[order[selected_position(order)]].rank;
@@ -57,21 +44,30 @@ OverviewView::OverviewView(SharedSelection& shared, IncidentIndex& incidents, st
              sort_ = sort_ == Sort::rank ? Sort::latest : sort_ == Sort::latest ? Sort::deviation : Sort::rank;
              return Reaction::redraw;
          }},
-        {{'h'}, "h", "heatmap of all ranks (automatic when ranks outnumber rows)", [this] {
-             heatmap_forced_ = !heatmap_forced_;
-             return Reaction::redraw;
+        {{'v'}, "v", "view: the heatmap of every rank or the list (the heatmap when ranks outnumber rows)", [this] {
+             layout_ = heatmap_shown_ ? Layout::list : Layout::heatmap;
+             return Reaction::reload;
+         }},
+        {{kKeyLeft, 'h'}, "h/Left", "heatmap: pan to earlier steps", [this] { return pan_heatmap(-1); }},
+        {{kKeyRight, 'l'}, "l/Right", "heatmap: pan to later steps (to the latest: follow them again)", [this] {
+             return pan_heatmap(1);
+         }},
+        {{'0'}, "0", "heatmap: the whole run on the screen's width, or the latest steps again", [this] {
+             return toggle_whole_run();
          }},
         {{'L'}, "L", "log scale for sparklines and heatmap", [this] {
              log_scale_ = !log_scale_;
              return Reaction::redraw;
          }},
     };
+    // clang-format on
 }
 
 void OverviewView::collect(Reader& reader) {
     incidents_.update(reader);  // one count unless anomalies came in
     model_ = collect_overview(reader, shared_.series, kWindowSteps, incidents_.marks());
     shared_.series = model_.selection;
+    collect_heatmap(reader);
     // The selection is a rank, kept as the rows re-sort; this runs on every refresh, also behind other tabs, so it
     // never moves the selection, only starts one (the first row) when there is none.
     for (const auto& row : model_.rows)
@@ -106,8 +102,8 @@ std::vector<std::size_t> OverviewView::sorted_rows() const {
 Reaction OverviewView::move(int delta) {
     if (model_.rows.empty()) return Reaction::none;
     const auto order = sorted_rows();
-    const long next = std::clamp<long>(static_cast<long>(selected_position(order)) + delta, 0,
-                                       static_cast<long>(order.size()) - 1);
+    const long next =
+        std::clamp<long>(static_cast<long>(selected_position(order)) + delta, 0, static_cast<long>(order.size()) - 1);
     shared_.focus_rank = model_.rows[order[static_cast<std::size_t>(next)]].rank;
     return Reaction::redraw;
 }
@@ -122,7 +118,9 @@ Reaction OverviewView::cycle_kind(int delta) {
     shared_.series.kind = kinds[i].first;
     const auto& ops = kinds[i].second;
     if (std::find(ops.begin(), ops.end(), shared_.series.op) == ops.end())
-        shared_.series.op = std::find(ops.begin(), ops.end(), "norm") != ops.end() ? "norm" : ops.empty() ? "" : ops.front();
+        shared_.series.op = std::find(ops.begin(), ops.end(), "norm") != ops.end() ? "norm"
+                            : ops.empty()                                          ? ""
+                                                                                   : ops.front();
     return Reaction::reload;
 }
 
@@ -155,43 +153,33 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
         title += "  steps " + std::to_string(model_.step_lo) + "-" + std::to_string(model_.step_hi);
     buf.text(x, y, title, head, width);
     if (model_.rows.empty()) {
-        buf.text(x, y + 2, sel.kind.empty() ? "no data yet: waiting for the first values" : "no ranks have this statistic",
-                 dim, width);
+        buf.text(x, y + 2,
+                 sel.kind.empty() ? "no data yet: waiting for the first values" : "no ranks have this statistic", dim,
+                 width);
         return;
     }
     const int list_h = height - 2;
-    const bool heatmap = heatmap_forced_ || static_cast<int>(model_.rows.size()) > list_h;
+    const bool heatmap =
+        layout_ == Layout::heatmap || (layout_ == Layout::automatic && static_cast<int>(model_.rows.size()) > list_h);
     heatmap_shown_ = heatmap;
     const auto order = sorted_rows();
     const int value_w = 10;
     const int label_w = 7;
     const int spark_w = std::max(4, width - label_w - 3 * (value_w + 1) - 3);
     if (heatmap) {
-        std::vector<std::vector<ColumnStat>>& rows = heat_rows_;  // reused: a frame allocates nothing
-        rows.resize(order.size());
-        const std::int64_t first = std::max(model_.step_lo, model_.step_hi - (width - label_w) + 1);
-        for (std::size_t k = 0; k < order.size(); ++k) {
-            const OverviewRow& row = model_.rows[order[k]];
-            auto& cols = rows[k];
-            downsample_minmax_into(tail_points(row.points, first, scratch_), first, model_.step_hi,
-                                   static_cast<int>(model_.step_hi - first + 1), cols);
-            for (auto s : row.anomaly_steps)
-                if (s >= first)
-                    for (auto& c : cols)
-                        if (s >= c.first_step && s <= c.last_step) c.marked = true;
-        }
-        buf.text(x, y + 1, "ranks " + std::to_string(model_.rows.front().rank) + ".." + std::to_string(model_.rows.back().rank) +
-                               " (" + std::to_string(rows.size()) + ") x steps; h: list",
-                 dim, width);
-        draw_heatmap(buf, x + label_w, y + 2, width - label_w, list_h, rows, glyphs, HeatmapOptions{log_scale_, {}, {}});
-        const int per_row = static_cast<int>((rows.size() + static_cast<std::size_t>(list_h) - 1) / static_cast<std::size_t>(list_h));
-        for (int r = 0; r < list_h && static_cast<std::size_t>(r * per_row) < order.size(); r += std::max(1, list_h / 8))
-            buf.text(x, y + 2 + r, "r" + std::to_string(model_.rows[order[static_cast<std::size_t>(r * per_row)]].rank), dim, label_w - 1);
+        draw_heatmap_view(buf, x, y, width, height, glyphs, order);
         return;
     }
-    char hdr[160];
-    std::snprintf(hdr, sizeof hdr, "%-*s%-*s %*s %*s %*s", label_w, "rank", spark_w, "history", value_w, "latest",
-                  value_w, "min", value_w, "max");
+    // As wide as the screen: a fixed buffer lost latest/min/max at 185 columns.
+    const auto pad_right = [](std::string s, int w) {
+        return s.size() < static_cast<std::size_t>(w) ? s + std::string(w - s.size(), ' ') : s;
+    };
+    const auto pad_left = [](std::string s, int w) {
+        return s.size() < static_cast<std::size_t>(w) ? std::string(w - s.size(), ' ') + s : s;
+    };
+    const std::string hdr = pad_right("rank", label_w) + pad_right("history", spark_w) + " " +
+                            pad_left("latest", value_w) + " " + pad_left("min", value_w) + " " +
+                            pad_left("max", value_w);
     buf.text(x, y + 1, hdr, dim, width);
     rows_visible_ = list_h;
     list_y_ = y + 2;
@@ -209,10 +197,11 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
         std::snprintf(label, sizeof label, "%s%-5d", row.anomaly_steps.empty() && !row.has_nan ? " " : "!", row.rank);
         buf.text(x, ry, label, label_style, label_w - 1);
         // The last steps that fit, one column per step; the newest step at the right edge.
-        const std::int64_t first = std::max(model_.step_lo, model_.step_hi - spark_w + 1);
+        const std::int64_t first = std::max(model_.step_lo, sat_add(sat_sub(model_.step_hi, spark_w), 1));
         const int span = static_cast<int>(model_.step_hi - first + 1);
         auto& cols = row_cols_;
-        downsample_minmax_into(tail_points(row.points, first, scratch_), first, model_.step_hi, std::max(1, span), cols);
+        downsample_minmax_into(tail_points(row.points, first, scratch_), first, model_.step_hi, std::max(1, span),
+                               cols);
         for (auto s : row.anomaly_steps)
             if (s >= first)
                 for (auto& c : cols)

@@ -32,13 +32,33 @@ private:
     Reaction cycle_kind(int delta);
     Reaction cycle_op();
 
+    // The heatmap (tui/views/overview_heatmap.cpp): the latest steps, one column each; panned back to end at
+    // heat_end_; or the whole run on the map's width (each column the max of its steps).
+    enum class HeatSpan { latest, panned, whole };
+    struct HeatWindow {
+        std::int64_t lo = 0, hi = -1;
+        int columns = 0;
+    };
+    HeatWindow heat_window() const;
+    Reaction pan_heatmap(int direction);
+    Reaction toggle_whole_run();
+    void collect_heatmap(Reader& reader);
+    void draw_heatmap_view(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs,
+                           const std::vector<std::size_t>& order);
+
     SharedSelection& shared_;
     IncidentIndex& incidents_;
     std::function<void()> open_chart_;
     OverviewModel model_;
     KeyTable keys_;
     Sort sort_ = Sort::rank;
-    bool heatmap_forced_ = false, log_scale_ = false;
+    enum class Layout { automatic, list, heatmap };  // automatic: the heatmap when ranks outnumber rows
+    Layout layout_ = Layout::automatic;
+    bool log_scale_ = false;
+    HeatSpan heat_span_ = HeatSpan::latest;
+    std::int64_t heat_end_ = 0;            // the last step shown, when panned
+    int heat_width_ = 0;                   // the map's columns at the last frame: what collect reads for
+    std::vector<RankSeries> heat_series_;  // panned or whole run: read for the window, by rank
     std::size_t top_ = 0;
     int rows_visible_ = 1, list_y_ = 0;
     bool heatmap_shown_ = false;

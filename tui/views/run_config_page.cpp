@@ -13,8 +13,7 @@ namespace {
 constexpr std::size_t kMaxEntryBytes = 4000;  // what the ingest keeps of one text summary
 
 // Splits escaped (printable UTF-8) text into pieces of at most `columns` code points.
-void wrap(const std::string& text, int columns, const std::string& indent, Style style,
-          std::vector<PageLine>& out) {
+void wrap(const std::string& text, int columns, const std::string& indent, Style style, std::vector<PageLine>& out) {
     const std::size_t cols = static_cast<std::size_t>(std::max(8, columns));
     std::size_t start = 0, count = 0;
     for (std::size_t i = 0; i <= text.size(); ++i) {
@@ -38,22 +37,20 @@ std::vector<PageLine> run_config_lines(const RunConfigModel& model, int width) {
     std::vector<PageLine> lines;
     std::size_t ranks = 0;
     for (const auto& g : model.groups) ranks += g.ranks.size();
-    lines.push_back({"run config: " + std::to_string(model.entries) + " text summaries from " +
-                         std::to_string(ranks) + " ranks, " + std::to_string(model.groups.size()) +
+    lines.push_back({"run config: " + std::to_string(model.entries) + " text summaries from " + std::to_string(ranks) +
+                         " ranks, " + std::to_string(model.groups.size()) +
                          (model.groups.size() == 1 ? " config" : " distinct configs") + "  (c or Esc: back)",
                      head});
     if (model.groups.empty()) {
         lines.push_back(
-            {"  none yet: the job's config is read from TensorBoard text summaries (events.out.tfevents.*)",
-             dim});
+            {"  none yet: the job's config is read from TensorBoard text summaries (events.out.tfevents.*)", dim});
         return lines;
     }
     for (const auto& g : model.groups) {
         lines.push_back({"", {}});
-        const std::string who = g.ranks.size() == 1
-                                    ? "rank " + rank_ranges(g.ranks)
-                                    : "ranks " + rank_ranges(g.ranks) + " (" +
-                                          std::to_string(g.ranks.size()) + ", the same config)";
+        const std::string who = g.ranks.size() == 1 ? "rank " + rank_ranges(g.ranks)
+                                                    : "ranks " + rank_ranges(g.ranks) + " (" +
+                                                          std::to_string(g.ranks.size()) + ", the same config)";
         lines.push_back({who + "  " + escape_for_display(g.source, 300), head});
         for (const auto& e : g.entries) {
             const std::string key = escape_for_display(e.key, 300);

@@ -2,13 +2,16 @@
 // model into cells with no I/O, and its key table handles keys.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "store/reader.hpp"
+#include "tui/command_table.hpp"
 #include "tui/key_table.hpp"
 #include "tui/models/overview_model.hpp"
 #include "tui/screen_buffer.hpp"
+#include "tui/widgets/line_editor.hpp"
 
 namespace msmon::tui {
 
@@ -22,10 +25,11 @@ struct ChartDrill {
 
 // What the overview and the chart share: the statistic looked at, the filter, the rank in focus.
 struct SharedSelection {
-    SeriesSelection series;  // the Overview's statistic and filter
-    int focus_rank = -1;     // the Overview's selected rank (a rank, not a row: sorting moves rows)
+    SeriesSelection series;                  // the Overview's statistic and filter
+    int focus_rank = -1;                     // the Overview's selected rank (a rank, not a row: sorting moves rows)
     std::optional<std::int64_t> focus_step;  // a step for the chart to centre its cursor on, once
     std::optional<ChartDrill> drill;         // while set, the chart shows this instead of the Overview's choice
+    std::uint64_t drills = 0;                // drill-downs opened so far: a new one starts from a plain chart
 
     // What the chart shows: the drill-down's while there is one, else the Overview's.
     SeriesSelection& chart_series() { return drill ? drill->series : series; }
@@ -36,17 +40,26 @@ class View {
 public:
     virtual ~View() = default;
     virtual const char* title() const = 0;
+    // The key table of the view's current mode (Config: the form, a value being typed, the review before saving).
     virtual const KeyTable& keys() const = 0;
+    // The view's `:` commands, tried before the app's.
+    virtual const CommandTable& commands() const {
+        static const CommandTable none;
+        return none;
+    }
+    // In a modal mode (typing a value, confirming a save) keys() takes every key; a key it does not bind is typed
+    // into editor() when there is one, else ignored.
+    virtual bool modal() const { return false; }
+    // Esc: back one level inside the view (Health's run config page to its health page); false: the view is at its
+    // top, and Esc goes back to the tab before.
+    virtual bool back() { return false; }
+    virtual LineEditor* editor() { return nullptr; }
     virtual void collect(Reader& reader) = 0;
     virtual void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) = 0;
     // Row clicked with the mouse (relative to the view's area); default: nothing.
     virtual Reaction click(int /*x*/, int /*y*/) { return Reaction::none; }
     // The `/` filter, when this view filters by name itself; false: the app's series filter applies.
     virtual bool set_filter(const std::optional<std::string>& /*regex*/) { return false; }
-    // A `:` command this view understands ("rule AnomalyNan", "steps 10-20"); false if not its own.
-    virtual bool command(const std::string& /*verb*/, const std::string& /*arg*/, std::string& /*error*/) { return false; }
-    // A view in a modal state (typing a value, confirming a save) takes every key first; false: not now.
-    virtual bool capture_key(int /*key*/, Reaction& /*reaction*/) { return false; }
     // The view shows a file that changes without new data (the monitor config): collect() it every second.
     virtual bool watches_files() const { return false; }
     // After a frame: the data in hand was read for another size than the one just drawn (collect() again).

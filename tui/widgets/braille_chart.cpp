@@ -12,11 +12,11 @@
 #include <string>
 #include <utility>
 
+#include "core/series/step_columns.hpp"
+
 namespace msmon::tui {
 
 namespace {
-
-__extension__ typedef __int128 Wide;
 
 const Style kMarkStyle{Color::bad, Color::none, kBold};
 const Style kAxisStyle{Color::dim, Color::none, kPlain};
@@ -100,16 +100,13 @@ std::vector<Tick> y_ticks(double lo, double hi, int max_count, bool log_y) {
         // Whole decades when the range spans at least one.
         std::vector<double> exps = nice_ticks(lo, hi, max_count, step);
         if (step >= 1 && std::floor(step) == step && exps.size() >= 2) {
-            for (double e : exps)
-                out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
+            for (double e : exps) out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
             return out;
         }
         exps.clear();
-        for (double e = std::ceil(lo); e <= hi && static_cast<int>(exps.size()) < max_count; e += 1)
-            exps.push_back(e);
+        for (double e = std::ceil(lo); e <= hi && static_cast<int>(exps.size()) < max_count; e += 1) exps.push_back(e);
         if (exps.size() >= 2) {
-            for (double e : exps)
-                out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
+            for (double e : exps) out.push_back({e, number_label(std::pow(10.0, e), std::pow(10.0, e) * 1e-6)});
             return out;
         }
     }
@@ -156,10 +153,8 @@ bool clip_line(double& x0, double& y0, double& x1, double& y1, double xmax, doub
             continue;
         }
         const double r = q[i] / p[i];
-        if (p[i] < 0)
-            t0 = std::max(t0, r);
-        else
-            t1 = std::min(t1, r);
+        if (p[i] < 0) t0 = std::max(t0, r);
+        else t1 = std::min(t1, r);
         if (t0 > t1) return false;
     }
     const double nx0 = x0 + t0 * dx, ny0 = y0 + t0 * dy;
@@ -232,14 +227,12 @@ struct Scale {
     bool log_y;
     int px_w, px_h;
 
-    Wide span() const { return Wide{step_hi} - Wide{step_lo} + 1; }
-    // Same column split as downsample_minmax.
-    int column(std::int64_t step) const {
-        return static_cast<int>((Wide{step} - Wide{step_lo}) * Wide{px_w} / span());
-    }
+    StepColumns split;  // of [step_lo, step_hi] on px_w columns: the one every store's reduction uses
+
+    int column(std::int64_t step) const { return static_cast<int>(split.column(step)); }
     double x_outside(std::int64_t step) const {
-        return (static_cast<double>(step) - static_cast<double>(step_lo)) * px_w /
-               static_cast<double>(span());
+        const double span = static_cast<double>(step_hi) - static_cast<double>(step_lo) + 1;
+        return (static_cast<double>(step) - static_cast<double>(step_lo)) * px_w / span;
     }
     bool plotted(double v) const { return std::isfinite(v) && (!log_y || v > 0); }
     // Halved terms: the range of ±1e308 values does not overflow.
@@ -279,12 +272,9 @@ private:
         const bool visible = p.step >= scale_.step_lo && p.step <= scale_.step_hi;
         if (visible && !std::isfinite(p.value)) {
             const auto cx = static_cast<std::size_t>(scale_.column(p.step) / canvas_.cell_w());
-            if (std::isnan(p.value))
-                marks_.top[cx] = U'!';
-            else if (p.value > 0 && marks_.top[cx] != U'!')
-                marks_.top[cx] = U'^';
-            else if (p.value < 0)
-                marks_.bottom[cx] = U'v';
+            if (std::isnan(p.value)) marks_.top[cx] = U'!';
+            else if (p.value > 0 && marks_.top[cx] != U'!') marks_.top[cx] = U'^';
+            else if (p.value < 0) marks_.bottom[cx] = U'v';
         }
         if (!scale_.plotted(p.value)) return;
         if (p.step < scale_.step_lo) {
@@ -357,8 +347,8 @@ private:
 };
 
 // Default y range: finite (positive, for log) extremes of the visible points, padded when flat.
-std::pair<double, double> y_range(const std::vector<ChartSeries>& series, const ChartOptions& o,
-                                  std::int64_t lo, std::int64_t hi) {
+std::pair<double, double> y_range(const std::vector<ChartSeries>& series, const ChartOptions& o, std::int64_t lo,
+                                  std::int64_t hi) {
     double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
     for (const auto& s : series)
         for (const auto& p : s.points) {
@@ -412,8 +402,8 @@ std::vector<std::pair<std::string, Style>> cursor_readout(const std::vector<Char
 
 }  // namespace
 
-int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
-               const std::vector<ChartSeries>& series, const ChartOptions& options, const Glyphs& glyphs) {
+int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std::vector<ChartSeries>& series,
+               const ChartOptions& options, const Glyphs& glyphs) {
     if (width <= 0 || height <= 0) return 0;
     Region region(buf, x, y, width, height);
     for (int row = 0; row < height; ++row)
@@ -453,7 +443,8 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
     const int plot_w = width - plot_x;
 
     Canvas canvas(plot_w, plot_h, glyphs.unicode);
-    const Scale scale{step_lo, step_hi, ylo, yhi, options.log_y, canvas.px_w(), canvas.px_h()};
+    const StepColumns split(step_lo, step_hi, canvas.px_w());
+    const Scale scale{step_lo, step_hi, ylo, yhi, options.log_y, canvas.px_w(), canvas.px_h(), split};
     const auto cell_row = [&](double t) {
         const double py = (yhi / 2 - t / 2) / (yhi / 2 - ylo / 2) * (scale.px_h - 1);
         return std::isfinite(py) ? static_cast<int>(std::lround(py)) / px_h_per_cell : 0;
@@ -471,16 +462,14 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
         }
     for (int cy = 0; cy < plot_h; ++cy)
         for (int cx = 0; cx < plot_w; ++cx)
-            if (!canvas.empty(cx, cy))
-                region.put(plot_x + cx, plot_y + cy, canvas.glyph(cx, cy), canvas.style(cx, cy));
+            if (!canvas.empty(cx, cy)) region.put(plot_x + cx, plot_y + cy, canvas.glyph(cx, cy), canvas.style(cx, cy));
 
     const bool cursor_visible =
         options.cursor_step && *options.cursor_step >= step_lo && *options.cursor_step <= step_hi;
     if (cursor_visible) {
         const int cx = scale.column(*options.cursor_step) / canvas.cell_w();
         for (int cy = 0; cy < plot_h; ++cy)
-            if (canvas.empty(cx, cy))
-                region.put(plot_x + cx, plot_y + cy, glyphs.unicode ? U'│' : U'|', kCursorStyle);
+            if (canvas.empty(cx, cy)) region.put(plot_x + cx, plot_y + cy, glyphs.unicode ? U'│' : U'|', kCursorStyle);
     }
     for (int cx = 0; cx < plot_w; ++cx) {
         const auto i = static_cast<std::size_t>(cx);
@@ -490,8 +479,7 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
 
     // Y axis: labels right-aligned against a vertical line with ticks.
     if (y_axis) {
-        for (int cy = 0; cy < plot_h; ++cy)
-            region.put(label_w, plot_y + cy, glyphs.unicode ? U'│' : U'|', kAxisStyle);
+        for (int cy = 0; cy < plot_h; ++cy) region.put(label_w, plot_y + cy, glyphs.unicode ? U'│' : U'|', kAxisStyle);
         int last_row = -1;
         for (const auto& t : ticks) {
             const int row = std::clamp(cell_row(t.value), 0, plot_h - 1);
@@ -507,8 +495,7 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
     const int labels_y = axis_y + axis_rows;
     if (axis_rows) {
         if (y_axis) region.put(label_w, axis_y, glyphs.unicode ? U'└' : U'+', kAxisStyle);
-        for (int cx = 0; cx < plot_w; ++cx)
-            region.put(plot_x + cx, axis_y, glyphs.unicode ? U'─' : U'-', kAxisStyle);
+        for (int cx = 0; cx < plot_w; ++cx) region.put(plot_x + cx, axis_y, glyphs.unicode ? U'─' : U'-', kAxisStyle);
     }
     if (label_rows || axis_rows) {
         const int widest = std::max(display_width(step_label(step_lo)), display_width(step_label(step_hi)));
@@ -546,8 +533,7 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
 
     // Title row: the title, then the cursor read-out (on the next row when it has one).
     if (title_rows) {
-        int cx =
-            options.title.empty() ? 0 : region.text(0, 0, options.title, {Color::none, Color::none, kBold});
+        int cx = options.title.empty() ? 0 : region.text(0, 0, options.title, {Color::none, Color::none, kBold});
         int row = 0;
         if (readout_rows) {
             cx = 0;
@@ -555,9 +541,22 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height,
         } else if (cx > 0) {
             cx += 2;
         }
-        for (const auto& [text, style] : readout) {
-            if (cx >= width) break;
-            cx += region.text(cx, row, text, style);
+        // "step S:" and the focused series always (cut only by the width itself); each other series whole or not
+        // at all, and then how many were left out: " +3", never half a value.
+        const std::size_t series_count = (readout.size() - 1) / 3;
+        for (std::size_t i = 0; i < readout.size() && cx < width; ++i) {
+            const std::size_t group = i == 0 ? 0 : (i - 1) / 3;  // which series this piece is of
+            if (i > 0 && group > 0 && (i - 1) % 3 == 0) {
+                int need = 0;
+                for (std::size_t k = i; k < i + 3; ++k) need += display_width(readout[k].first);
+                const std::size_t left_after = series_count - group - 1;
+                const int more_w = left_after ? 2 + static_cast<int>(std::to_string(left_after).size()) : 0;
+                if (cx + need + more_w > width) {
+                    region.text(cx, row, " +" + std::to_string(series_count - group), kAxisStyle);
+                    break;
+                }
+            }
+            cx += region.text(cx, row, readout[i].first, readout[i].second);
         }
     }
     return canvas.px_w();

@@ -40,12 +40,25 @@ struct MergedCell {
 
 }  // namespace
 
-void draw_heatmap(ScreenBuffer& buf, int x, int y, int width, int height,
-                  const std::vector<std::vector<ColumnStat>>& rows, const Glyphs& glyphs,
-                  const HeatmapOptions& options) {
-    if (width <= 0 || height <= 0) return;
+std::size_t heatmap_first_row(std::size_t r, std::size_t rows, int height) {
+    const std::size_t screen_rows = std::min(static_cast<std::size_t>(std::max(height, 1)), rows);
+    return screen_rows == 0 ? 0 : r * rows / screen_rows;
+}
+
+int draw_heatmap_scale(ScreenBuffer& buf, int x, int y, const Glyphs& glyphs) {
+    for (int level = 0; level < 8; ++level) {
+        if (glyphs.color && glyphs.unicode) buf.put(x + level, y, U' ', {Color::none, kHeat[level], kPlain});
+        else buf.put(x + level, y, static_cast<char32_t>(kRamp[level]), {});
+    }
+    return 8;
+}
+
+std::optional<HeatmapRange> draw_heatmap(ScreenBuffer& buf, int x, int y, int width, int height,
+                                         const std::vector<std::vector<ColumnStat>>& rows, const Glyphs& glyphs,
+                                         const HeatmapOptions& options) {
+    if (width <= 0 || height <= 0) return std::nullopt;
     buf.fill(x, y, width, height, U' ');
-    if (rows.empty()) return;
+    if (rows.empty()) return std::nullopt;
 
     // Right-aligned like the sparklines: the newest column at the right edge, older ones cut when too many.
     const std::size_t n_cols = rows.front().size();
@@ -71,13 +84,12 @@ void draw_heatmap(ScreenBuffer& buf, int x, int y, int width, int height,
 
     const bool use_colour = glyphs.color && glyphs.unicode;
     const int screen_rows = std::min(height, static_cast<int>(rows.size()));
-    const auto n_rows = static_cast<long long>(rows.size());
     const int x0 = x + width - static_cast<int>(shown);
     std::vector<MergedCell> merged(shown);
     for (int r = 0; r < screen_rows; ++r) {
         // Screen row r shows ranks [r*n/h, (r+1)*n/h): every rank lands on exactly one row.
-        const auto first = static_cast<std::size_t>(r * n_rows / screen_rows);
-        const auto last = static_cast<std::size_t>((r + 1) * n_rows / screen_rows);
+        const std::size_t first = heatmap_first_row(static_cast<std::size_t>(r), rows.size(), height);
+        const std::size_t last = heatmap_first_row(static_cast<std::size_t>(r) + 1, rows.size(), height);
         std::fill(merged.begin(), merged.end(), MergedCell{});
         for (std::size_t i = first; i < last; ++i) {
             const auto& row = rows[i];
@@ -91,13 +103,14 @@ void draw_heatmap(ScreenBuffer& buf, int x, int y, int width, int height,
                 buf.put(cx, y + r, c.nan ? U'!' : c.pos_inf ? U'^' : U'v', {Color::bad, Color::none, kBold});
             } else if (c.any) {
                 const int level = level_of(scaled(c.max, options.log_scale), lo, hi);
-                if (use_colour)
-                    buf.put(cx, y + r, U' ', {Color::none, kHeat[level], kPlain});
-                else
-                    buf.put(cx, y + r, static_cast<char32_t>(kRamp[level]), {});
+                if (use_colour) buf.put(cx, y + r, U' ', {Color::none, kHeat[level], kPlain});
+                else buf.put(cx, y + r, static_cast<char32_t>(kRamp[level]), {});
             }
         }
     }
+    if (!(hi >= lo) || !std::isfinite(lo) || !std::isfinite(hi)) return std::nullopt;
+    const auto value = [&](double t) { return options.log_scale ? std::pow(10.0, t) : t; };
+    return HeatmapRange{value(lo), value(hi)};
 }
 
 }  // namespace msmon::tui

@@ -9,14 +9,13 @@ namespace msmon::tui {
 namespace {
 
 bool numbered(const std::string& part) {
-    return !part.empty() &&
-           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // Columns: every byte that does not continue a UTF-8 sequence.
 int columns(const std::string& s) {
-    return static_cast<int>(std::count_if(
-        s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    return static_cast<int>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 // The first or last `n` columns of a UTF-8 string, never half a character.

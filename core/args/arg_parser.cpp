@@ -1,7 +1,15 @@
 // Table-driven option parsing: "--opt VALUE" and "--opt=VALUE"; anything unknown is a usage error.
-#include "cli/arg_parser.hpp"
+#include "core/args/arg_parser.hpp"
 
 namespace msmon {
+
+namespace {
+
+std::string command_of(const CommandSpec& spec) {
+    return spec.name.empty() ? spec.program : spec.program + " " + spec.name;
+}
+
+}  // namespace
 
 std::optional<ParsedArgs> parse_args(const CommandSpec& spec, int argc, char** argv, int first, bool& help,
                                      std::string& error) {
@@ -56,26 +64,29 @@ std::optional<ParsedArgs> parse_args(const CommandSpec& spec, int argc, char** a
         out.positional.push_back(arg);
     }
     if (out.positional.size() < spec.min_positional) {
-        error = "missing arguments: msmon " + spec.name + " " + spec.usage;
+        error = "missing arguments: " + command_of(spec) + " " + spec.usage;
         return std::nullopt;
     }
     if (spec.max_positional > 0 && out.positional.size() > spec.max_positional) {
-        error = "too many arguments: msmon " + spec.name + " " + spec.usage;
+        error = "too many arguments: " + command_of(spec) + " " + spec.usage;
         return std::nullopt;
     }
     return out;
 }
 
 std::string render_help(const CommandSpec& spec) {
-    std::string out = "usage: msmon " + spec.name + " " + spec.usage + "\n\n" + spec.summary + "\n";
+    std::string out = "usage: " + command_of(spec) + " " + spec.usage + "\n\n" + spec.summary + "\n";
     if (!spec.options.empty()) out += "\noptions:\n";
     for (const auto& o : spec.options) {
         std::string left = "  " + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
         if (left.size() < 26) left.resize(26, ' ');
         else left += "\n" + std::string(26, ' ');
-        out += left + o.help + "\n";
+        std::string help = o.help;  // continuation lines under the first
+        for (std::size_t nl = help.find('\n'); nl != std::string::npos; nl = help.find('\n', nl + 1))
+            help.insert(nl + 1, std::string(26, ' '));
+        out += left + help + "\n";
     }
-    out += "  -h, --help                this help\n";
+    out += "  -h, --help              this help\n";
     return out;
 }
 

@@ -16,12 +16,13 @@ struct OptionSpec {
 };
 
 struct CommandSpec {
-    std::string name;   // "ingest"
+    std::string name;   // "ingest"; empty for a program without subcommands
     std::string usage;  // "DIR... [options]"
     std::string summary;
     std::vector<OptionSpec> options;
     std::size_t min_positional = 0;
-    std::size_t max_positional = 0;  // 0 = unlimited when min > 0
+    std::size_t max_positional = 0;  // 0 = unlimited
+    std::string program = "msmon";
 };
 
 class ParsedArgs {

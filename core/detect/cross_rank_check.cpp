@@ -1,0 +1,373 @@
+// Cross-rank outliers on log|x| (see the header): values wait per (group, step) until judged; beyond the memory
+// budget the highest waiting steps are dropped from memory and read back from the store, in pieces, when judged.
+#include "core/detect/cross_rank_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/detect/anomaly_score.hpp"
+#include "core/detect/layout_ops.hpp"
+#include "core/detect/median.hpp"
+#include "core/text/number_text.hpp"
+
+namespace msmon {
+
+namespace {
+
+constexpr std::int32_t kNoLayout = std::numeric_limits<std::int32_t>::min();
+// What a held step costs beside its values, in values (a map node and a vector: ~96 bytes).
+constexpr std::size_t kStepCost = 6;
+
+}  // namespace
+
+CrossRankCheck::CrossRankCheck(IngestStore& store, KeyRegistry& keys, const DetectorOptions& options,
+                               std::function<void(const std::string&)> notice)
+    : store_(store),
+      keys_(keys),
+      options_(options),
+      notice_(std::move(notice)),
+      budget_values_(options.cross_rank_memory_bytes / sizeof(Entry)) {}
+
+CrossRankCheck::Group& CrossRankCheck::group_named(const std::string& kind, const std::string& op) {
+    auto [it, added] = groups_.try_emplace(kind + ":" + op);
+    if (added) {
+        it->second.kind = kind;
+        it->second.op = op;
+    }
+    return it->second;
+}
+
+std::uint32_t CrossRankCheck::name_id(Group& g, const std::string& name) {
+    auto [it, added] = g.name_ids.try_emplace(name, static_cast<std::uint32_t>(g.names.size()));
+    if (added) {
+        g.names.push_back(name);
+        g.usual_spread.push_back(std::nan(""));
+    }
+    return it->second;
+}
+
+const CrossRankCheck::Key& CrossRankCheck::key_of(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
+    auto [it, added] = keys_by_tensor_.try_emplace(row.tensor_id);
+    Key& k = it->second;
+    if (added) k.layout_id = kNoLayout;
+    if (k.layout_id == row.layout_id) return k;
+    k.layout_id = row.layout_id;
+    k.applies = false;
+    if (run.format == "mindformers") {
+        if (t.kind != "loss" && t.kind != "global_norm") return k;
+        k.group = &group_named(t.kind, "value");
+        k.name = name_id(*k.group, t.name);
+        k.slot = 0;
+        k.needs_count = false;
+        k.applies = true;
+        return k;
+    }
+    if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return k;
+    const std::string* layout = keys_.layout_ops(row.layout_id);
+    if (!layout) return k;
+    const auto ops = numeric_ops(*layout);
+    const auto norm = std::find(ops.begin(), ops.end(), "norm");
+    if (norm == ops.end()) return k;
+    k.group = &group_named(t.kind, "norm");
+    k.name = name_id(*k.group, t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : ""));
+    k.slot = static_cast<int>(norm - ops.begin());
+    k.needs_count = true;
+    k.applies = true;
+    return k;
+}
+
+bool CrossRankCheck::is_spilled(const Group& g, std::int64_t step) const {
+    auto it = g.spilled.upper_bound(step);
+    if (it == g.spilled.begin()) return false;
+    return step <= std::prev(it)->second;
+}
+
+void CrossRankCheck::collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
+    const Key& k = key_of(row, t, run);
+    if (!k.applies || (k.needs_count && k.slot >= row.value_count)) return;
+    Group& g = *k.group;
+    auto [latest, first] = g.latest.try_emplace(run.rank, row.step);
+    if (first || row.step > latest->second) {
+        latest->second = std::max(latest->second, row.step);
+        changed_ = true;
+    }
+    if (is_spilled(g, row.step)) return;  // in the store by the time its step is judged
+    auto [held, added] = g.held.try_emplace(row.step);
+    if (added) {
+        changed_ = true;
+        held_values_ += kStepCost;
+    }
+    held->second.push_back({k.name, run.rank, row.values[k.slot]});
+    g.values_per_step = std::max(g.values_per_step, held->second.size());
+    peak_values_ = std::max(peak_values_, ++held_values_);
+    if (held_values_ > budget_values_) spill_until_within_budget();
+}
+
+void CrossRankCheck::spill_step(Group& g, std::int64_t step) {
+    auto held = g.held.find(step);
+    held_values_ -= held->second.size() + kStepCost;
+    g.held.erase(held);
+    std::int64_t first = step, last = step;
+    if (step < std::numeric_limits<std::int64_t>::max()) {
+        if (auto next = g.spilled.find(step + 1); next != g.spilled.end()) {
+            last = next->second;
+            g.spilled.erase(next);
+        }
+    }
+    if (auto prev = g.spilled.upper_bound(step);
+        prev != g.spilled.begin() && step > std::numeric_limits<std::int64_t>::min()) {
+        --prev;
+        if (prev->second == step - 1) first = prev->first;
+    }
+    g.spilled[first] = last;
+}
+
+void CrossRankCheck::spill_until_within_budget() {
+    // Down to half the budget, so that spilling is not paid per row; the highest steps go first: they are the
+    // ones judged last.
+    while (held_values_ > budget_values_ / 2) {
+        Group* fullest = nullptr;
+        std::size_t most = 0;
+        for (auto& [_, g] : groups_) {
+            std::size_t n = 0;
+            for (const auto& [step, entries] : g.held) n += entries.size();
+            if (n > most) most = n, fullest = &g;
+        }
+        if (!fullest) return;
+        // A few steps per pass: counting is per pass.
+        for (int i = 0; i < 64 && !fullest->held.empty() && held_values_ > budget_values_ / 2; ++i)
+            spill_step(*fullest, std::prev(fullest->held.end())->first);
+    }
+}
+
+void CrossRankCheck::evaluate(bool all, RecordBatch& batch) {
+    waited_ = false;
+    for (auto& [_, g] : groups_) {
+        // A step is due once `needed` ranks have passed it: every step below the needed-th highest latest step.
+        std::optional<std::int64_t> below;
+        if (!all) {
+            const std::size_t needed = std::max<std::size_t>(static_cast<std::size_t>(options_.cross_rank_min_ranks),
+                                                             (g.latest.size() * 3 + 3) / 4);
+            if (g.latest.size() < needed) continue;
+            std::vector<std::int64_t> steps;
+            for (const auto& [rank, s] : g.latest) steps.push_back(s);
+            std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(needed - 1), steps.end(),
+                             std::greater<>());
+            below = steps[needed - 1];
+        }
+        const auto due = [&](std::int64_t step) { return !below || step < *below; };
+        // Held steps and spilled ranges never overlap; judged in step order (each series' usual spread moves on).
+        auto held = g.held.begin();
+        auto spilled = g.spilled.begin();
+        while (true) {
+            if (held != g.held.end() && (spilled == g.spilled.end() || held->first < spilled->first)) {
+                if (!due(held->first)) break;
+                judge(g, held->first, held->second, batch);
+                held_values_ -= held->second.size() + kStepCost;
+                held = g.held.erase(held);
+                changed_ = true;
+                continue;
+            }
+            if (spilled == g.spilled.end() || !due(spilled->first)) break;
+            const std::int64_t first = spilled->first, last = spilled->second;
+            const std::int64_t due_last = below ? std::min(last, *below - 1) : last;
+            judge_spilled(g, first, due_last, batch);
+            spilled = g.spilled.erase(spilled);
+            changed_ = true;
+            if (due_last < last) {
+                g.spilled[due_last + 1] = last;
+                break;
+            }
+        }
+    }
+}
+
+void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t last, RecordBatch& batch) {
+    if (!waited_) {
+        if (wait_committed_) wait_committed_();
+        waited_ = true;
+    }
+    std::unordered_map<std::int32_t, std::int32_t> value_counts;  // layout → numeric ops
+    const std::size_t row_bytes = sizeof(StoredSample) + sizeof(Entry);
+    for (std::int64_t a = first;;) {
+        // As many steps as fit the budget at the most values seen per step (one step if none seen yet).
+        const std::size_t per_step = g.values_per_step ? g.values_per_step : std::numeric_limits<std::size_t>::max();
+        const std::uint64_t steps = std::max<std::uint64_t>(1, options_.cross_rank_memory_bytes / row_bytes / per_step);
+        const std::uint64_t left = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(a);
+        const std::int64_t b = left < steps ? last : a + static_cast<std::int64_t>(steps - 1);
+        std::map<std::int64_t, std::vector<Entry>> values;
+        for (auto& stored : store_.load_samples(g.kind, a, b)) {
+            if (runs_loaded_.insert(stored.run_id).second) keys_.load_run_tensors(stored.run_id);
+            const TensorInfo* t = keys_.tensor(stored.row.tensor_id);
+            const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+            if (!t || !run) continue;
+            auto [count, added] = value_counts.try_emplace(stored.row.layout_id, 0);
+            if (added) {
+                const std::string* layout = keys_.layout_ops(stored.row.layout_id);
+                count->second =
+                    layout
+                        ? static_cast<std::int32_t>(std::min<std::size_t>(numeric_ops(*layout).size(), kMaxNumericOps))
+                        : 0;
+            }
+            stored.row.value_count = count->second;
+            const Key& k = key_of(stored.row, *t, *run);
+            if (!k.applies || k.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
+            values[stored.row.step].push_back({k.name, run->rank, stored.row.values[k.slot]});
+        }
+        for (auto& [step, entries] : values) {
+            g.values_per_step = std::max(g.values_per_step, entries.size());
+            judge(g, step, entries, batch);
+        }
+        if (b == last) break;
+        a = b + 1;
+    }
+}
+
+void CrossRankCheck::judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+    // By series, then rank; a value read twice (a file read again) counts once, as its last reading.
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return a.name != b.name ? a.name < b.name : a.rank < b.rank;
+    });
+    struct Series {
+        std::uint32_t name;
+        std::size_t begin, end;
+    };
+    std::vector<Series> series;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (i + 1 < entries.size() && entries[i + 1].name == entries[i].name && entries[i + 1].rank == entries[i].rank)
+            continue;
+        if (series.empty() || series.back().name != entries[i].name) series.push_back({entries[i].name, kept, kept});
+        entries[kept++] = entries[i];
+        series.back().end = kept;
+    }
+    // Series in name order: the worst series of a rank is the first of equal deviations.
+    std::sort(series.begin(), series.end(),
+              [&](const Series& a, const Series& b) { return g.names[a.name] < g.names[b.name]; });
+    struct Worst {
+        int flagged = 0, compared = 0;
+        double rel = -1, value = 0, median = 0;
+        std::uint32_t name = 0;
+    };
+    std::map<int, Worst> per_rank;
+    std::size_t ranks_in_group = 0;
+    std::vector<double> ys;
+    std::vector<std::pair<std::size_t, double>> logs;  // entry, log|value|
+    for (const Series& s : series) {
+        ranks_in_group = std::max(ranks_in_group, s.end - s.begin);
+        // On log|x|: norms spread by factors, not by amounts. Non-finite values are the NonFinite check's.
+        logs.clear();
+        for (std::size_t i = s.begin; i < s.end; ++i)
+            if (std::isfinite(entries[i].value) && entries[i].value != 0)
+                logs.emplace_back(i, std::log(std::abs(entries[i].value)));
+        if (static_cast<int>(logs.size()) < options_.cross_rank_min_ranks) continue;
+        ys.clear();
+        for (const auto& [r, y] : logs) ys.push_back(y);
+        const double med = median_of(ys);
+        for (auto& y : ys) y = std::abs(y - med);
+        const double mad = median_of(ys) * 1.4826;
+        double& usual = g.usual_spread[s.name];
+        const bool fresh = std::isnan(usual);
+        if (fresh) usual = mad;
+        const double spread = std::max({mad, usual, 0.05});
+        if (!fresh) usual = 0.9 * usual + 0.1 * mad;
+        for (const auto& [i, y] : logs) {
+            Worst& w = per_rank[entries[i].rank];
+            ++w.compared;
+            const double d = std::abs(y - med);
+            if (d < std::log(options_.cross_rank_min_ratio) || d < options_.cross_rank_mad_k * spread) continue;
+            ++w.flagged;
+            if (d > w.rel) {
+                w.rel = d;
+                w.value = entries[i].value;
+                w.median = std::exp(med) * (w.value < 0 ? -1 : 1);
+                w.name = s.name;
+            }
+        }
+    }
+    for (const auto& [r, w] : per_rank) {
+        if (!w.flagged) continue;
+        const std::string& series_name = g.names[w.name];
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = "CrossRankOutlier";
+        a.rank = r;
+        a.step = step;
+        a.kind = g.kind;
+        a.op = g.op;
+        a.name = series_name;
+        if (const auto c = a.name.find(':'); a.op == "norm" && c != std::string::npos) {
+            a.vpp_stage = a.name.substr(0, c);
+            a.name = a.name.substr(c + 1);
+        }
+        a.value = w.value;
+        a.reference = w.median;
+        a.tag_name = a.kind + "/rank" + std::to_string(r);
+        a.message = "rank " + std::to_string(r) + ": " + a.kind + " " + a.op + " far from the other " +
+                    std::to_string(ranks_in_group - 1) + " ranks at step " + std::to_string(step) + " on " +
+                    std::to_string(w.flagged) + " of " + std::to_string(w.compared) + " series (worst " +
+                    (series_name.empty() ? a.kind : series_name) + ": " + format_double(w.value) + " vs median " +
+                    format_double(w.median) + ")";
+        a.score = anomaly_score(a);
+        batch.anomalies.push_back(std::move(a));
+    }
+}
+
+std::optional<std::string> CrossRankCheck::take_changed_state() {
+    if (!changed_) return std::nullopt;
+    changed_ = false;
+    nlohmann::json groups = nlohmann::json::object();
+    for (const auto& [name, g] : groups_) {
+        nlohmann::json latest = nlohmann::json::array();
+        for (const auto& [rank, step] : g.latest) latest.push_back({rank, step});
+        // Waiting steps as [first, last] runs of consecutive steps, held or spilled alike: a catch-up holds
+        // thousands.
+        std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+        const auto add = [&](std::int64_t first, std::int64_t last) {
+            if (!runs.empty() && runs.back().second < first && runs.back().second + 1 == first)
+                runs.back().second = last;
+            else runs.emplace_back(first, last);
+        };
+        auto held = g.held.begin();
+        auto spilled = g.spilled.begin();
+        while (held != g.held.end() || spilled != g.spilled.end()) {
+            if (held != g.held.end() && (spilled == g.spilled.end() || held->first < spilled->first)) {
+                add(held->first, held->first);
+                ++held;
+            } else {
+                add(spilled->first, spilled->second);
+                ++spilled;
+            }
+        }
+        nlohmann::json pending = nlohmann::json::array();
+        for (const auto& [first, last] : runs) pending.push_back({first, last});
+        groups[name]["latest"] = std::move(latest);
+        groups[name]["pending"] = std::move(pending);
+    }
+    return groups.dump();
+}
+
+void CrossRankCheck::restore(const std::string& text) {
+    try {
+        const auto saved = nlohmann::json::parse(text);
+        for (const auto& [name, s] : saved.items()) {
+            const auto colon = name.find(':');
+            if (colon == std::string::npos) continue;
+            Group& g = group_named(name.substr(0, colon), name.substr(colon + 1));
+            for (const auto& rs : s.at("latest")) g.latest[rs.at(0).get<int>()] = rs.at(1).get<std::int64_t>();
+            // The waiting steps' values are the stored rows of those steps (stored in the same transactions as
+            // the state that names them): read back when judged.
+            for (const auto& range : s.at("pending")) {
+                const auto first = range.at(0).get<std::int64_t>(), last = range.at(1).get<std::int64_t>();
+                if (first <= last) g.spilled[first] = last;
+            }
+        }
+    } catch (const nlohmann::json::exception& e) {
+        notice_(std::string("saved cross-rank state is unreadable, starting afresh: ") + e.what());
+        groups_.clear();
+    }
+}
+
+}  // namespace msmon

@@ -1,0 +1,201 @@
+// The live UI: the ingest thread follows the job and wakes the loop (an eventfd) on every commit; the loop sleeps
+// in poll() on the keyboard and that wake-up, collects and composes at most 20 frames a second, and ends on q, a
+// signal, or a terminal that went away.
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/text/display_escape.hpp"
+#include "store/ingest_session.hpp"
+#include "tui/launch_options.hpp"
+#include "tui/terminal.hpp"
+
+namespace msmon::tui {
+
+namespace {
+
+// SIGTERM/SIGHUP/SIGINT end the loop like `q` does: the terminal is restored and the demo cleaned up.
+std::atomic<bool> g_quit{false};
+int g_wake_fd = -1;
+
+extern "C" void on_quit_signal(int) {
+    g_quit.store(true);
+    if (g_wake_fd >= 0) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(g_wake_fd, &one, sizeof one);
+    }
+}
+
+}  // namespace
+
+int run_live(const LaunchOptions& o) {
+    // ncurses on a file or /dev/null would read EOF forever (100% CPU) and draw into a file.
+    if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
+        std::fprintf(stderr,
+                     "msmon-tui: needs a terminal (its %s is not one); run it in a terminal, or give "
+                     "--snapshot VIEW to print one frame as text\n",
+                     ::isatty(STDIN_FILENO) ? "output" : "input");
+        return 1;
+    }
+    IngestOptions io;
+    io.roots = {o.dir};
+    io.follow = true;
+    io.poll_ms = o.poll_ms;
+    if (!o.monitor_config.empty()) io.detectors.monitor_config_text = o.monitor_config;
+    std::string error;
+    IngestSession::OpenStatus status;
+    std::unique_ptr<IngestSession> session;
+    if (o.store.empty() && !o.store_only()) {
+        session = IngestSession::open(o.db, io, status, error);
+        if (!session && status != IngestSession::OpenStatus::locked) {
+            std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
+            return 1;
+        }
+    }
+    const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_wake_fd = wake;
+    struct sigaction sa {};
+    sa.sa_handler = on_quit_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, nullptr);
+    std::mutex notice_mu;
+    std::string notice = session || !o.store.empty() || o.store_only() ? "" : error + " (read only)";
+    std::atomic<long long> last_commit_ns{0};
+    std::thread engine_thread;
+    if (session) {
+        IngestEngine& engine = session->engine();
+        engine.on_commit = [wake, &last_commit_ns](const CommitInfo& info) {
+            last_commit_ns.store(info.committed_at.time_since_epoch().count());
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
+        };
+        engine.on_notice = [&](const std::string& m) {
+            std::lock_guard lock(notice_mu);
+            notice = m;
+        };
+        engine_thread = std::thread([&engine, &notice, &notice_mu, wake] {
+            std::string e;
+            if (engine.run(e) || e.empty()) return;
+            spdlog::error("{}", e);
+            {  // reading stopped (the store refused a batch): the status line says why
+                std::lock_guard lock(notice_mu);
+                notice = e;
+            }
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
+        });
+        // Wait for the store to exist before the reader opens it.
+        for (int i = 0; i < 200 && !std::filesystem::exists(o.db); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::unique_ptr<Reader> reader;
+    if (!o.store.empty()) reader = open_store_reader(o, error);
+    // A store that ingest is creating may take a moment to open; an existing one given alone opens or does not.
+    const int attempts = o.store_only() ? 1 : 100;
+    for (int i = 0; i < attempts && !reader && o.store.empty(); ++i) {
+        try {
+            reader = open_sqlite_reader(o.db);
+        } catch (const std::exception& e) {
+            error = e.what();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    if (!reader) {
+        std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
+        if (session) session->engine().stop();
+        if (engine_thread.joinable()) engine_thread.join();
+        return 1;
+    }
+    App app(std::move(reader), o.config_path);
+    app.status().source = !o.store.empty() ? o.store : o.store_only() ? o.db : o.dir;
+    std::string store_failure;
+    {
+        Terminal term;
+        using Clock = std::chrono::steady_clock;
+        const auto frame = std::chrono::milliseconds(50);  // at most 20 frames a second
+        auto last_frame = Clock::now() - std::chrono::seconds(1);
+        auto rate_time = Clock::now();
+        std::uint64_t rate_values = 0;
+        bool reload = true, redraw = true, running = true;
+        while (running) {
+            const auto now = Clock::now();
+            if ((reload || redraw) && now - last_frame >= frame) {
+                if (reload) collect_safely(app, store_failure);
+                AppStatus& st = app.status();
+                if (session) {
+                    const auto& c = session->engine().counters();
+                    st.watch = session->engine().watch_mode();
+                    st.values = c.values.load();
+                    if (const long long t = last_commit_ns.load(); t != 0)
+                        st.seconds_since_data =
+                            std::chrono::duration<double>(now.time_since_epoch() - Clock::duration(t)).count();
+                    const double dt = std::chrono::duration<double>(now - rate_time).count();
+                    if (dt >= 1.0) {
+                        st.values_per_second = static_cast<double>(st.values - rate_values) / dt;
+                        rate_values = st.values;
+                        rate_time = now;
+                    }
+                    std::lock_guard lock(notice_mu);
+                    if (!notice.empty()) st.notice = notice;
+                } else {
+                    st.watch = !o.store.empty() ? "clickhouse"
+                               : o.store_only() ? "store, read only, not following"
+                                                : "read only";
+                    st.notice = store_failure.empty() ? notice : store_failure;
+                }
+                ScreenBuffer buf(term.width(), term.height());
+                app.compose(buf, term.glyphs());
+                term.present(buf);
+                last_frame = now;
+                reload = redraw = false;
+                if (app.visible_view_wants_reload()) reload = true;  // drawn on a new size: read for it next frame
+            }
+            int timeout = -1;  // nothing to do: sleep until a key or new data
+            if (reload || redraw)
+                timeout = static_cast<int>(std::max<long long>(
+                    0,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(last_frame + frame - Clock::now()).count()));
+            // Idle: wake every 2 s only to age "data Ns ago" (a redraw from the cached model, no store read);
+            // another msmon writing the store: look for its new data every second.
+            // The Config tab watches its file (the trainer's write-back): re-read it every second.
+            const bool watch_files = app.visible_view_watches_files();
+            const int idle_ms = session && !watch_files ? 2000 : 1000;
+            if (timeout < 0) timeout = idle_ms;
+            pollfd fds[2] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}};
+            const int ready = ::poll(fds, 2, timeout);
+            // The terminal went away (the SSH connection dropped, the tmux pane was killed) without a SIGHUP
+            // reaching us: nothing more can be read or shown.
+            if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break;
+            if (ready == 0 && timeout == idle_ms) (session && !watch_files ? redraw : reload) = true;
+            if (fds[1].revents & POLLIN) {
+                std::uint64_t v;
+                [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);
+                reload = true;
+            }
+            if (g_quit.load()) break;
+            MouseEvent mouse;
+            for (int key; (key = term.read_key(mouse)) != kKeyNone;)
+                if (!app.handle_key(key, mouse.x, mouse.y, reload, redraw)) {
+                    running = false;
+                    break;
+                }
+        }
+    }
+    if (session) session->engine().stop();
+    if (engine_thread.joinable()) engine_thread.join();
+    g_wake_fd = -1;
+    ::close(wake);
+    return 0;
+}
+
+}  // namespace msmon::tui

@@ -1,0 +1,35 @@
+// What msmon-tui was started with: its arguments, parsed by tui/main.cpp through the same parser as the CLI.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/reader.hpp"
+#include "tui/app.hpp"
+
+namespace msmon::tui {
+
+struct LaunchOptions {
+    std::string dir, db, snapshot, monitor_config, config_path, store, job;
+    int width = 120, height = 40, poll_ms = 0, demo_step_ms = 500;
+    bool demo = false;
+    // No DIR, only --db: an existing store, shown as it is (nothing ingests, nothing is written).
+    bool store_only() const { return dir.empty() && store.empty(); }
+};
+
+// The whole job from ClickHouse (--store): nothing to ingest here, the agents ship it. Null with `error` set.
+std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& error);
+
+// Collects the model; a remote store that fails leaves the last frame up with the reason in `failure`.
+void collect_safely(App& app, std::string& failure);
+
+// Whether the locale is UTF-8 (Unicode glyphs) or not (ASCII).
+bool utf8_locale();
+
+// One frame of --snapshot VIEW printed as text; the exit code.
+int run_snapshot(const LaunchOptions& o);
+
+// The live UI until q or a signal; the exit code.
+int run_live(const LaunchOptions& o);
+
+}  // namespace msmon::tui

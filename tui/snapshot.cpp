@@ -1,0 +1,80 @@
+// --snapshot VIEW: ingest once (or read the store given), compose one frame of VIEW, print it as text.
+#include <cstdio>
+
+#include "core/text/display_escape.hpp"
+#include "store/ingest_session.hpp"
+#include "tui/launch_options.hpp"
+
+namespace msmon::tui {
+
+namespace {
+
+int fail(const std::string& why) {
+    std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(why).c_str());
+    return 1;
+}
+
+// The reader the frame is drawn from: ClickHouse's, or the SQLite store after one ingest of DIR.
+std::unique_ptr<Reader> snapshot_reader(const LaunchOptions& o, std::string& error) {
+    if (!o.store.empty()) return open_store_reader(o, error);
+    if (!o.store_only()) {
+        IngestOptions io;
+        io.roots = {o.dir};
+        IngestSession::OpenStatus status;
+        auto session = IngestSession::open(o.db, io, status, error);
+        if (session && !session->engine().run(error)) return nullptr;
+        // Another msmon holds the store: draw what it has stored.
+        if (!session && status != IngestSession::OpenStatus::locked) return nullptr;
+        error.clear();
+    }
+    try {
+        return open_sqlite_reader(o.db);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
+}
+
+}  // namespace
+
+int run_snapshot(const LaunchOptions& o) {
+    std::string error;
+    auto reader = snapshot_reader(o, error);
+    if (!reader) return fail(error);
+    App app(std::move(reader), o.config_path);
+    if (!app.select_view(o.snapshot)) {
+        std::fprintf(stderr,
+                     "msmon-tui: no view named '%s' (overview, chart, anomalies, health, config, experts, layers)\n",
+                     escape_for_terminal(o.snapshot).c_str());
+        return 2;
+    }
+    app.status().source = !o.store.empty() ? o.store : o.store_only() ? o.db : o.dir;
+    app.status().watch = "snapshot";
+    std::string failure;
+    collect_safely(app, failure);
+    if (!failure.empty()) return fail(failure);
+    ScreenBuffer buf(o.width, o.height);
+    Glyphs glyphs;
+    glyphs.unicode = utf8_locale();
+    app.compose(buf, glyphs);
+    if (app.visible_view_wants_reload()) {  // the chart now knows its width
+        collect_safely(app, failure);
+        if (!failure.empty()) return fail(failure);
+        app.compose(buf, glyphs);
+    }
+    std::string text = buf.to_text();
+    if (!glyphs.unicode) {
+        // Without a UTF-8 locale, text from the data (names in other scripts) is shown as '?', never as raw bytes.
+        std::string ascii;
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            if (c < 0x80) ascii.push_back(static_cast<char>(c));
+            else if ((c & 0xC0) != 0x80) ascii.push_back('?');
+        }
+        text = std::move(ascii);
+    }
+    std::printf("%s\n", text.c_str());
+    return 0;
+}
+
+}  // namespace msmon::tui
