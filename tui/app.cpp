@@ -269,9 +269,8 @@ Reaction App::run_command_line(const std::string& text) {
 Reaction App::apply_filter(const std::string& text) {
     std::optional<std::string> regex;
     if (!text.empty()) {
-        std::string why;
-        if (!NamePattern::compile(text, why)) {
-            message_ = "not a valid pattern: " + text + " (" + why + ")";
+        if (const auto why = view(current_).check_filter(text)) {
+            message_ = *why;
             return Reaction::redraw;
         }
         regex = text;

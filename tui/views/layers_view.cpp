@@ -1,44 +1,50 @@
-// Layers view: rows from Reader::module_rows, only the visible rows' series read (Reader::module_series), each
-// cell a step; relative mode colours log10(value / the row's median of its previous 8 steps).
+// Layers view: keys and what they move. Reading is in layers_view_collect.cpp, drawing in layers_view_draw.cpp.
 #include "tui/views/layers_view.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/text/name_pattern.hpp"
 #include "tui/models/layer_rows.hpp"
-#include "tui/widgets/heatmap.hpp"
-#include "tui/widgets/step_axis.hpp"
 #include "tui/widgets/step_math.hpp"
-#include "tui/widgets/tensor_name.hpp"
 
 namespace msmon::tui {
 
-namespace {
-
-constexpr std::size_t kHistory = 8;              // steps before a cell its row's reference is the median of
-constexpr double kLevelLo = -1, kLevelHi = 1.5;  // relative colours: 0.1x .. 31.6x the reference
-
-}  // namespace
-
 LayersView::LayersView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart)
     : shared_(shared), incidents_(incidents), open_chart_(std::move(open_chart)) {
+    const auto moved = [this](auto f) { return [this, f] { return user_moved(f()); }; };
     // One binding per line reads as a table.
     // clang-format off
     keys_ = {
-        {{kKeyDown, 'j'}, "j/Down", "next tensor", [this] { return move(1); }},
-        {{kKeyUp, 'k'}, "k/Up", "previous tensor", [this] { return move(-1); }},
-        {{kKeyPageDown}, "PgDn", "next page of tensors", [this] { return move(rows_visible_); }},
-        {{kKeyPageUp}, "PgUp", "previous page of tensors", [this] { return move(-rows_visible_); }},
-        {{kKeyHome, 'g'}, "g/Home", "first tensor", [this] { return move(-1000000000); }},
-        {{kKeyEnd, 'G'}, "G/End", "last tensor", [this] { return move(1000000000); }},
-        {{kKeyEnter}, "Enter", "chart of the selected tensor on this rank", [this] { return chart(); }},
-        {{']'}, "]", "next kind (actv, grad_reduced, ...)", [this] { return cycle_kind(1); }},
-        {{'['}, "[", "previous kind", [this] { return cycle_kind(-1); }},
+        {{kKeyDown, 'j'}, "j/Down", "next row", moved([this] { return move_row(1); })},
+        {{kKeyUp, 'k'}, "k/Up", "previous row", moved([this] { return move_row(-1); })},
+        {{kKeyPageDown}, "PgDn", "next page of rows", moved([this] { return move_row(rows_visible_); })},
+        {{kKeyPageUp}, "PgUp", "previous page of rows", moved([this] { return move_row(-rows_visible_); })},
+        {{kKeyHome, 'g'}, "g/Home", "first row", moved([this] { return move_row(-1000000000L); })},
+        {{kKeyEnd, 'G'}, "G/End", "last row", moved([this] { return move_row(1000000000L); })},
+        {{kKeyLeft, 'h'}, "h/Left", "cursor one column left (a step, or a rank when one step is fixed)", moved([this] { return move_column(-1); })},
+        {{kKeyRight, 'l'}, "l/Right", "cursor one column right (at the latest step: follow new steps)", moved([this] { return move_column(1); })},
+        {{','}, ",", "one step earlier (the cursor's, or the fixed step)", moved([this] { return move_step(-1); })},
+        {{'.'}, ".", "one step later", moved([this] { return move_step(1); })},
+        {{'0'}, "0", "back to the latest step, followed as new steps arrive", moved([this] {
+             cursor_step_.reset();
+             return Reaction::reload;
+         })},
+        {{kKeyEnter}, "Enter", "chart the cell's tensor at its step, its rank in front", [this] { return chart(); }},
+        {{'d'}, "d", "fix another dimension at the cursor: one rank, one step, one tensor", moved([this] { return switch_fixed(); })},
+        {{' '}, "Space", "fold the selected row's layer into one row (its most extreme tensor a cell); again: unfold", moved([this] { return toggle_fold(); })},
+        {{'z'}, "z", "fold every layer; again: unfold them all", moved([this] { return fold_all(); })},
+        {{'m'}, "m", "micro-steps: folded into their step, or a row each", moved([this] {
+             micro_steps_apart_ = !micro_steps_apart_;
+             keep_selected_tensor();
+             return Reaction::reload;
+         })},
+        {{'!'}, "!", "go to the cell where the top incident began", moved([this] { return go_to_origin(); })},
+        {{']'}, "]", "next kind (actv, grad_reduced, ...)", moved([this] { return cycle_kind(1); })},
+        {{'['}, "[", "previous kind", moved([this] { return cycle_kind(-1); })},
         {{'o'}, "o", "next op (norm, max, min, mean, ...)", [this] { return cycle_op(); }},
-        {{'r'}, "r", "next rank", [this] { return next_rank(1); }},
-        {{'R'}, "R", "previous rank", [this] { return next_rank(-1); }},
-        {{'a'}, "a", "colour: against the row's own last 8 steps, or by value (log scale)", [this] {
+        {{'r'}, "r", "next rank", moved([this] { return next_rank(1); })},
+        {{'R'}, "R", "previous rank", moved([this] { return next_rank(-1); })},
+        {{'a'}, "a", "colour: against the cell's own last 8 steps, or by value (log scale)", [this] {
              relative_ = !relative_;
              return Reaction::redraw;
          }},
@@ -46,58 +52,48 @@ LayersView::LayersView(SharedSelection& shared, IncidentIndex& incidents, std::f
     // clang-format on
 }
 
-void LayersView::collect(Reader& reader) {
-    catalog_ = reader.catalog();
-    const auto has_kind = [&](const std::string& k) {
-        return std::any_of(catalog_.kinds.begin(), catalog_.kinds.end(), [&](const auto& e) { return e.first == k; });
-    };
-    if (kind_.empty() || !has_kind(kind_)) {
-        kind_.clear();
-        for (const char* k : {"actv", "grad_reduced", "grad_unreduced", "param_origin"})
-            if (kind_.empty() && has_kind(k)) kind_ = k;
-        if (kind_.empty() && !catalog_.kinds.empty()) kind_ = catalog_.kinds.front().first;
-    }
-    for (const auto& [k, ops] : catalog_.kinds)
-        if (k == kind_ && std::find(ops.begin(), ops.end(), op_) == ops.end())
-            op_ = std::find(ops.begin(), ops.end(), "norm") != ops.end() ? "norm" : ops.empty() ? "" : ops.front();
-    const auto known = [&](int r) {
-        return std::find(catalog_.ranks.begin(), catalog_.ranks.end(), r) != catalog_.ranks.end();
-    };
-    incidents_.update(reader);
-    // Until a rank is chosen (r/R): where the top incident began, followed as ranks' files arrive (a NaN seen first
-    // where it spread to moves to its origin once the origin's rank is read); with none, the Overview's rank.
-    const bool top_incident = incidents_.grouped() && !incidents_.incidents().empty();
-    if (!rank_chosen_ || !known(rank_)) {
-        if (top_incident && known(incidents_.anomalies()[incidents_.incidents().front().origin].rank))
-            rank_ = incidents_.anomalies()[incidents_.incidents().front().origin].rank;
-        else if (known(shared_.focus_rank)) rank_ = shared_.focus_rank;
-        else if (!known(rank_)) rank_ = catalog_.ranks.empty() ? -1 : catalog_.ranks.front();
-    }
-    rows_ = kind_.empty() || rank_ < 0 ? std::vector<ModuleRow>{} : reader.module_rows(kind_, rank_);
-    selected_ = rows_.empty() ? 0 : std::min(selected_, rows_.size() - 1);
-    if (selected_ < top_) top_ = selected_;
-    if (selected_ >= top_ + static_cast<std::size_t>(rows_visible_))
-        top_ = selected_ - static_cast<std::size_t>(rows_visible_) + 1;
-    hi_ = catalog_.max_step;
-    lo_ = std::max(catalog_.min_step, sat_add(sat_sub(hi_, std::max(1, map_width_)), 1));
-    ModuleSeriesRequest req{kind_, op_, rank_, {}, {}};
-    for (std::size_t i = top_; i < rows_.size() && i < top_ + static_cast<std::size_t>(rows_visible_); ++i)
-        req.rows.push_back(rows_[i]);
-    req.window = SeriesWindow{sat_sub(lo_, static_cast<std::int64_t>(kHistory)), hi_, 0, std::nullopt};
-    series_ = req.rows.empty() || hi_ < lo_ ? std::vector<std::vector<StepValue>>{} : reader.module_series(req);
-    read_rows_ = rows_visible_, read_width_ = map_width_, read_top_ = top_;
-    stale_ = false;
+void LayersView::keep_selected_tensor() {
+    const auto at = selected_ >= frame_.top ? target(selected_ - frame_.top, cursor_column()) : std::nullopt;
+    if (at && !go_to_) go_to_ = GoTo{rank_, cursor_step_, at->name};
 }
 
-Reaction LayersView::move(int delta) {
-    if (rows_.empty()) return Reaction::none;
-    const long next = std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(rows_.size()) - 1);
-    selected_ = static_cast<std::size_t>(next);
+Reaction LayersView::user_moved(Reaction r) {
+    following_ = false;
+    return r;
+}
+
+std::size_t LayersView::row_count() const {
+    return fixed_ == Fixed::tensor ? frame_.row_ranks.size() : frame_.grid.size();
+}
+
+Reaction LayersView::move_row(long delta) {
+    const std::size_t n = row_count();
+    if (n == 0) return Reaction::none;
+    selected_ =
+        static_cast<std::size_t>(std::clamp<long>(static_cast<long>(selected_) + delta, 0, static_cast<long>(n) - 1));
+    if (fixed_ == Fixed::tensor) rank_ = frame_.row_ranks[selected_];
     if (selected_ < top_ || selected_ >= top_ + static_cast<std::size_t>(rows_visible_)) {
-        top_ = selected_ < top_ ? selected_ : selected_ - static_cast<std::size_t>(rows_visible_) + 1;
+        keep_selection_visible();
         return Reaction::reload;  // other rows: their series
     }
     return Reaction::redraw;
+}
+
+Reaction LayersView::move_column(long delta) {
+    if (fixed_ == Fixed::step) return next_rank(static_cast<int>(delta));
+    return move_step(delta);
+}
+
+Reaction LayersView::move_step(long delta) {
+    if (catalog_.max_step < catalog_.min_step) return Reaction::none;
+    const std::int64_t from = cursor_step_.value_or(catalog_.max_step);
+    const std::int64_t to = std::clamp(sat_add(from, delta), catalog_.min_step, catalog_.max_step);
+    if (delta > 0 && to == catalog_.max_step) cursor_step_.reset();  // at the latest: follow new steps
+    else cursor_step_ = to;
+    // Inside the steps read (and not the fixed step): only the cursor moves.
+    const bool inside =
+        fixed_ != Fixed::step && cursor_step_ && *cursor_step_ >= frame_.lo && *cursor_step_ <= frame_.hi;
+    return inside ? Reaction::redraw : Reaction::reload;
 }
 
 Reaction LayersView::cycle_kind(int delta) {
@@ -107,7 +103,7 @@ Reaction LayersView::cycle_kind(int delta) {
     while (i < kinds.size() && kinds[i].first != kind_) ++i;
     const auto n = static_cast<long>(kinds.size());
     kind_ = kinds[static_cast<std::size_t>(((static_cast<long>(i) + delta) % n + n) % n)].first;
-    selected_ = top_ = 0;
+    if (fixed_ != Fixed::tensor) selected_ = top_ = 0;
     return Reaction::reload;
 }
 
@@ -128,74 +124,87 @@ Reaction LayersView::next_rank(int delta) {
     const auto n = static_cast<long>(ranks.size());
     const long i = it == ranks.end() ? 0 : ((it - ranks.begin()) + delta % n + n) % n;
     rank_ = ranks[static_cast<std::size_t>(i)];
-    rank_chosen_ = true;
+    if (fixed_ == Fixed::tensor) selected_ = static_cast<std::size_t>(i);
+    return Reaction::reload;
+}
+
+Reaction LayersView::switch_fixed() {
+    const auto at = selected_ >= top_ ? target(selected_ - top_, cursor_column()) : std::nullopt;
+    switch (fixed_) {
+        case Fixed::rank:  // the cursor's step on every rank, the same tensor selected
+            fixed_ = Fixed::step;
+            break;
+        case Fixed::step:  // the selected tensor on every rank
+            if (!at || at->name.empty()) return Reaction::none;
+            tensor_ = at->name;
+            fixed_ = Fixed::tensor;
+            break;
+        case Fixed::tensor:  // the rank in focus, the tensor selected
+            fixed_ = Fixed::rank;
+            break;
+    }
+    go_to_ = GoTo{rank_, cursor_step_, fixed_ == Fixed::step && at ? at->name : tensor_};
+    return Reaction::reload;
+}
+
+Reaction LayersView::toggle_fold() {
+    if (fixed_ == Fixed::tensor || selected_ >= frame_.grid.size() || !frame_.grid[selected_].layer)
+        return Reaction::none;
+    const int layer = *frame_.grid[selected_].layer;
+    if (!folded_layers_.erase(layer)) folded_layers_.insert(layer);
+    keep_selected_tensor();
+    return Reaction::reload;
+}
+
+Reaction LayersView::fold_all() {
+    if (fixed_ == Fixed::tensor) return Reaction::none;
+    if (!folded_layers_.empty()) {
+        folded_layers_.clear();
+    } else {
+        for (const auto& row : frame_.rows)
+            if (const auto layer = layer_of(row.name)) folded_layers_.insert(*layer);
+    }
+    keep_selected_tensor();
+    return Reaction::reload;
+}
+
+Reaction LayersView::go_to_origin() {
+    if (!incidents_.grouped() || incidents_.incidents().empty()) return Reaction::none;
+    const AnomalyRecord& a = incidents_.anomalies()[incidents_.incidents().front().origin];
+    const bool module_kind =
+        std::any_of(catalog_.kinds.begin(), catalog_.kinds.end(), [&](const auto& k) { return k.first == a.kind; });
+    if (module_kind) kind_ = a.kind;
+    fixed_ = Fixed::rank;
+    frame_.lo = 0, frame_.hi = -1;  // steps around the origin's
+    go_to_ = GoTo{a.rank, a.step, module_kind ? a.name : std::string()};
     return Reaction::reload;
 }
 
 Reaction LayersView::chart() {
-    if (rows_.empty()) return Reaction::none;
+    const std::size_t column = cursor_column();
+    const auto t = selected_ >= top_ ? target(selected_ - top_, column) : std::nullopt;
+    if (!t || t->name.empty()) return Reaction::none;
     ChartDrill drill;
-    drill.series = {kind_, op_, exact_name_pattern(rows_[selected_].name)};
-    drill.rank = rank_;
+    drill.series = {kind_, op_, exact_name_pattern(t->name)};
+    drill.rank = t->rank;
+    shared_.focus_step = t->step;
     shared_.drill = std::move(drill);
     ++shared_.drills;
     open_chart_();
     return Reaction::reload;
 }
 
-void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
-    const Style head{Color::accent, Color::none, kBold};
-    const Style dim{Color::dim, Color::none, kPlain};
-    std::string title = "rank " + std::to_string(rank_) + "  kind " + (kind_.empty() ? "-" : kind_) + "  op " + op_ +
-                        "  " + std::to_string(rows_.size()) + " tensors";
-    if (hi_ >= lo_) title += "  steps " + std::to_string(lo_) + "-" + std::to_string(hi_);
-    buf.text(x, y, title, head, width);
-    const int label_w = std::clamp(width / 3, 12, 60);
-    const int map_x = x + label_w + 1, map_w = std::max(1, width - label_w - 1);
-    rows_visible_ = std::max(1, height - 3);  // the title and the scale above, the step axis below
-    map_width_ = map_w;
-    stale_ = read_rows_ != rows_visible_ || read_width_ != map_width_ || read_top_ != top_;
-    if (rows_.empty()) {
-        buf.text(x, y + 2,
-                 kind_.empty() ? "no data yet" : "no tensors of " + kind_ + " on rank " + std::to_string(rank_), dim,
-                 width);
-        return;
-    }
-    // The scale: what the colours stand for.
-    int cx = x + buf.text(x, y + 1, relative_ ? "vs its last 8 steps: 0.1x " : "value (log): low ", dim, width);
-    cx += draw_heatmap_scale(buf, cx, y + 1, glyphs);
-    buf.text(cx, y + 1, relative_ ? " 30x   a: by value" : " high   a: vs its own history", dim, x + width - cx);
+bool LayersView::set_filter(const std::optional<std::string>& text) {
+    std::string error;
+    filter_ = text ? ModuleFilter::parse(*text, error) : std::nullopt;
+    keep_selected_tensor();  // if the filter lets it through; else the row at the same place
+    return true;
+}
 
-    const int columns = hi_ >= lo_ ? static_cast<int>(std::min<std::int64_t>(map_w, hi_ - lo_ + 1)) : 0;
-    std::vector<std::vector<ColumnStat>> cells;
-    std::vector<SeriesPoint> points;
-    for (std::size_t r = 0; r < series_.size() && columns > 0; ++r) {
-        points.clear();
-        for (const auto& p : series_[r]) {
-            if (p.step < lo_ || p.step > hi_) continue;
-            points.push_back(
-                {p.step, relative_ ? relative_level(p.value, recent_median(series_[r], p.step, kHistory)) : p.value});
-        }
-        cells.push_back(downsample_minmax(points, lo_, hi_, columns));
-    }
-    HeatmapOptions options;
-    options.log_scale = !relative_;
-    if (relative_) options.lo = kLevelLo, options.hi = kLevelHi;
-    const int shown = std::min<int>(rows_visible_, static_cast<int>(cells.size()));
-    cells.resize(static_cast<std::size_t>(std::max(0, shown)));  // read for a taller screen: one row a tensor still
-    if (shown > 0) draw_heatmap(buf, map_x, y + 2, map_w, shown, cells, glyphs, options);
-    for (int r = 0; r < rows_visible_ && top_ + static_cast<std::size_t>(r) < rows_.size(); ++r) {
-        const std::size_t i = top_ + static_cast<std::size_t>(r);
-        const ModuleRow& row = rows_[i];
-        std::string label = row.name + (row.micro_step ? ":" + std::to_string(*row.micro_step) : "");
-        const bool sel = i == selected_;
-        buf.text(x, y + 2 + r, fit_tensor_name(label, label_w, glyphs.unicode),
-                 {sel ? Color::accent : Color::none, Color::none, static_cast<std::uint8_t>(sel ? kReverse : kPlain)},
-                 label_w);
-    }
-    if (columns > 0)
-        draw_step_axis(buf, map_x + map_w - columns, y + 2 + std::min(rows_visible_, static_cast<int>(rows_.size())),
-                       StepColumns(lo_, hi_, columns), dim);
+std::optional<std::string> LayersView::check_filter(const std::string& text) const {
+    std::string error;
+    if (ModuleFilter::parse(text, error)) return std::nullopt;
+    return error;
 }
 
 }  // namespace msmon::tui

@@ -60,6 +60,8 @@ public:
     virtual Reaction click(int /*x*/, int /*y*/) { return Reaction::none; }
     // The `/` filter, when this view filters by name itself; false: the app's series filter applies.
     virtual bool set_filter(const std::optional<std::string>& /*regex*/) { return false; }
+    // Why `text` is not a filter this view takes (none: it is one); by default, a name pattern.
+    virtual std::optional<std::string> check_filter(const std::string& text) const;
     // The view shows a file that changes without new data (the monitor config): collect() it every second.
     virtual bool watches_files() const { return false; }
     // After a frame: the data in hand was read for another size than the one just drawn (collect() again).
