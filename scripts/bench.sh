@@ -7,6 +7,7 @@ bash scripts/build.sh >/dev/null
 ./build/bench/ingest_bench --repeats "${REPEATS:-5}"
 ./build/bench/event_file_bench --repeats "${REPEATS:-5}"
 ./build/bench/query_scale_bench --max-values "${QUERY_SCALE_MAX_VALUES:-1e7}" --repeats "${REPEATS:-5}"
+./build/bench/layers_bench --repeats "${REPEATS:-5}"
 ./build/bench/live_latency_bench --ranks 64 --seconds "${LATENCY_SECONDS:-20}"
 if [ -x ./build/bench/render_bench ]; then
   ./build/bench/render_bench --benchmark_format=json --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
