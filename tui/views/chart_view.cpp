@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text/name_pattern.hpp"
+#include "tui/models/layer_grid.hpp"
+#include "tui/models/rank_band.hpp"
 #include "tui/widgets/step_math.hpp"
+#include "tui/widgets/tensor_name.hpp"
 
 namespace msmon::tui {
 
@@ -30,6 +34,25 @@ std::string filter_title(const std::string& regex) {
         if (exact) return name;
     }
     return "/" + regex + "/";
+}
+
+// Legend labels for tensors drawn side by side: the part they share in front ("module.decoder.layers.") left out,
+// each rest cut to `room` keeping what tells them apart.
+std::vector<std::string> tensor_labels(const std::vector<std::string>& names, int room, bool unicode) {
+    std::size_t shared = names.empty() ? 0 : names.front().size();
+    for (const auto& n : names) {
+        std::size_t i = 0;
+        while (i < shared && i < n.size() && n[i] == names.front()[i]) ++i;
+        shared = i;
+    }
+    if (names.size() < 2) shared = 0;
+    while (shared > 0 && names.front()[shared - 1] != '.') --shared;  // whole parts only
+    std::vector<std::string> out;
+    for (const auto& n : names)
+        out.push_back(shared > 0
+                          ? std::string(unicode ? "…" : "~") + fit_tensor_name(n.substr(shared), room - 1, unicode)
+                          : fit_tensor_name(n, room, unicode));
+    return out;
 }
 
 std::vector<SeriesPoint> to_points(const std::vector<StepValue>& in) {
@@ -79,6 +102,21 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
         {{'N'}, "N", "previous anomaly of this series", [this] { return jump_anomaly(-1); }},
         {{'r'}, "r", "next rank", [this] { return next_rank(1); }},
         {{'R'}, "R", "previous rank", [this] { return next_rank(-1); }},
+        {{'t'}, "t", "lines: one a rank, or one a tensor the filter matches, on the focused rank (6 a page)", [this] {
+             tensors_ = !tensors_;
+             tensor_page_ = 0;
+             return Reaction::reload;
+         }},
+        {{kKeyPageDown}, "PgDn", "lines by tensor: the next 6 tensors", [this] { return page_tensors(1); }},
+        {{kKeyPageUp}, "PgUp", "lines by tensor: the 6 before", [this] { return page_tensors(-1); }},
+        {{'b'}, "b", "the other ranks as a band: min, median and max across every rank, the focused rank over it", [this] {
+             band_ = !band_;
+             return Reaction::redraw;
+         }},
+        {{'y'}, "y", "y range: every value, or robust (2% at each end may leave it, marked on the edge)", [this] {
+             robust_y_ = !robust_y_;
+             return Reaction::redraw;
+         }},
     };
     // clang-format on
 }
@@ -108,6 +146,7 @@ void ChartView::collect(Reader& reader) {
     }
     read(reader, zoomed_);
     if (shared_.chart_rank() < 0 && !series_.empty()) shared_.chart_rank() = series_.front().rank;
+    if (tensors_) read_tensors(reader, zoomed_);
     if (!zoomed_) {
         lo_ = data_lo_;
         hi_ = data_hi_;
@@ -118,12 +157,7 @@ void ChartView::collect(Reader& reader) {
 // zoomed range or the whole extent; every step when smoothing, which needs them all.
 void ChartView::read(Reader& reader, bool window_is_zoom) {
     const SeriesSelection& sel = shared_.chart_series();
-    RankSeriesRequest req{sel.kind, sel.op, sel.name_regex, 0, {}};
-    if (smoothing_ == 0) {
-        req.window.columns = plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame;
-        if (window_is_zoom) req.window.lo = lo_, req.window.hi = hi_;
-        req.window.keep_step = cursor_;
-    }
+    RankSeriesRequest req{sel.kind, sel.op, sel.name_regex, 0, window(window_is_zoom)};
     reduced_ = req.window.columns > 0;
     read_columns_ = req.window.columns;
     series_ = reader.rank_series(req);
@@ -134,6 +168,60 @@ void ChartView::read(Reader& reader, bool window_is_zoom) {
         data_lo_ = data_hi_ < data_lo_ ? s.points.front().step : std::min(data_lo_, s.points.front().step);
         data_hi_ = std::max(data_hi_, s.points.back().step);
     }
+}
+
+SeriesWindow ChartView::window(bool window_is_zoom) const {
+    SeriesWindow w;
+    if (smoothing_ == 0) {
+        w.columns = plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame;
+        if (window_is_zoom) w.lo = lo_, w.hi = hi_;
+        w.keep_step = cursor_;
+    }
+    return w;
+}
+
+void ChartView::read_tensors(Reader& reader, bool window_is_zoom) {
+    tensor_series_.clear();
+    tensors_matched_ = 0;
+    const SeriesSelection& sel = shared_.chart_series();
+    const int rank = shared_.chart_rank();
+    if (rank < 0 || sel.kind.empty()) return;
+    std::optional<NamePattern> pattern;
+    std::string why;
+    if (sel.name_regex) pattern = NamePattern::compile(*sel.name_regex, why);
+    // The rank's tensors in forward order, each with its micro-steps' rows.
+    std::vector<std::pair<std::string, std::vector<ModuleRow>>> tensors;
+    for (auto& row : reader.module_rows(sel.kind, rank)) {
+        if (pattern && !pattern->search(row.name)) continue;
+        auto it = std::find_if(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first == row.name; });
+        if (it == tensors.end()) it = tensors.insert(tensors.end(), {row.name, {}});
+        it->second.push_back(std::move(row));
+    }
+    tensors_matched_ = tensors.size();
+    const std::size_t pages = std::max<std::size_t>(1, (tensors.size() + kTensorsPerPage - 1) / kTensorsPerPage);
+    tensor_page_ = std::min(tensor_page_, pages - 1);
+    const std::size_t first = tensor_page_ * kTensorsPerPage;
+    const std::size_t end = std::min(tensors.size(), first + kTensorsPerPage);
+    ModuleSeriesRequest req{sel.kind, sel.op, rank, {}, window(window_is_zoom)};
+    for (std::size_t i = first; i < end; ++i)
+        req.rows.insert(req.rows.end(), tensors[i].second.begin(), tensors[i].second.end());
+    if (req.rows.empty()) return;
+    const auto series = reader.module_series(req);
+    std::size_t at = 0;
+    for (std::size_t i = first; i < end; ++i) {
+        std::vector<const std::vector<StepValue>*> parts;
+        for (std::size_t k = 0; k < tensors[i].second.size(); ++k) parts.push_back(&series[at++]);
+        tensor_series_.push_back({tensors[i].first, fold_micro_steps(parts, sel.op)});
+    }
+}
+
+Reaction ChartView::page_tensors(int delta) {
+    if (!tensors_) return Reaction::none;
+    const std::size_t pages = std::max<std::size_t>(1, (tensors_matched_ + kTensorsPerPage - 1) / kTensorsPerPage);
+    const long next = static_cast<long>(tensor_page_) + delta;
+    if (next < 0 || next >= static_cast<long>(pages)) return Reaction::none;
+    tensor_page_ = static_cast<std::size_t>(next);
+    return Reaction::reload;
 }
 
 Reaction ChartView::moved() const {
@@ -192,47 +280,85 @@ Reaction ChartView::next_rank(int delta) {
         if (series_[i].rank == shared_.chart_rank()) break;
     i = (i + series_.size() + static_cast<std::size_t>(delta < 0 ? series_.size() - 1 : 1)) % series_.size();
     shared_.chart_rank() = series_[i].rank;
-    return Reaction::redraw;
+    return tensors_ ? Reaction::reload : Reaction::redraw;
 }
 
 void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
     const SeriesSelection& sel = shared_.chart_series();
     const int focus = shared_.chart_rank();
     std::vector<ChartSeries> lines;
-    // The focused rank first, so the legend and the cursor read-out name it before any other (a narrow screen clips
-    // the end); draw_chart paints the faint lines first whatever their order.
-    const std::string label = "rank " + std::to_string(focus);
-    bool focus_drawn = false;
-    for (const auto& s : series_) {
-        if (s.rank != focus) continue;
-        focus_drawn = true;
-        auto raw = to_points(s.points);
+    static const Color palette[] = {Color::series1, Color::series2, Color::series3, Color::series4, Color::series5};
+    const auto add_line = [&](const std::string& label, std::vector<SeriesPoint> raw, Color colour, bool bold) {
         if (smoothing_ > 0) {
             lines.push_back({label + " ema " + std::to_string(kSmoothing[smoothing_]).substr(0, 4),
                              smooth_debiased_ema(raw, kSmoothing[smoothing_]),
-                             {Color::series0, Color::none, kBold},
+                             {colour, Color::none, static_cast<std::uint8_t>(bold ? kBold : kPlain)},
                              false});
-            lines.push_back({label + " raw", raw, {Color::series0, Color::none, kDim}, true});
+            lines.push_back({label + " raw", std::move(raw), {colour, Color::none, kDim}, true});
         } else {
-            lines.push_back({label, raw, {Color::series0, Color::none, kBold}, false});
+            lines.push_back({label,
+                             std::move(raw),
+                             {colour, Color::none, static_cast<std::uint8_t>(bold ? kBold : kPlain)},
+                             false});
         }
-    }
-    // A rank with none of this statistic is still named: the chart never quietly shows another rank instead.
-    if (!focus_drawn && focus >= 0)
-        lines.push_back({label + ": no values", {}, {Color::bad, Color::none, kBold}, false});
-    static const Color palette[] = {Color::series1, Color::series2, Color::series3, Color::series4, Color::series5};
-    int others = 0;
-    for (const auto& s : series_) {
-        if (s.rank == focus || !others_ || others >= 8) continue;
-        lines.push_back(
-            {"r" + std::to_string(s.rank), to_points(s.points), {palette[others % 5], Color::none, kDim}, true});
-        ++others;
+    };
+    std::string what;  // what the lines are, for the title
+    if (tensors_) {
+        // One line a tensor, named in the legend in the room each has.
+        const int room = std::max(12, width / static_cast<int>(std::max<std::size_t>(1, tensor_series_.size())) - 2);
+        std::vector<std::string> names;
+        for (const auto& t : tensor_series_) names.push_back(t.first);
+        const auto labels = tensor_labels(names, room, glyphs.unicode);
+        for (std::size_t i = 0; i < tensor_series_.size(); ++i)
+            add_line(labels[i], to_points(tensor_series_[i].second), i == 0 ? Color::series0 : palette[(i - 1) % 5],
+                     i == 0);
+        const std::size_t first = tensor_page_ * kTensorsPerPage;
+        what = "  rank " + std::to_string(focus) + ": ";
+        if (tensors_matched_ == 0) what += "no tensor matches";
+        else
+            what += "tensors " + std::to_string(first + 1) + "-" + std::to_string(first + tensor_series_.size()) +
+                    " of " + std::to_string(tensors_matched_) +
+                    (first + tensor_series_.size() < tensors_matched_ ? " (PgDn: more)" : "");
+    } else {
+        // The focused rank first, so the legend and the cursor read-out name it before any other (a narrow screen
+        // clips the end); draw_chart paints the faint lines first whatever their order.
+        const std::string label = "rank " + std::to_string(focus);
+        bool focus_drawn = false;
+        for (const auto& s : series_) {
+            if (s.rank != focus) continue;
+            focus_drawn = true;
+            add_line(label, to_points(s.points), Color::series0, true);
+        }
+        // A rank with none of this statistic is still named: the chart never quietly shows another rank instead.
+        if (!focus_drawn && focus >= 0)
+            lines.push_back({label + ": no values", {}, {Color::bad, Color::none, kBold}, false});
+        if (band_) {  // every rank's spread, instead of eight of them
+            const RankBand band =
+                rank_band(series_, StepColumns(lo_, hi_, plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame));
+            lines.push_back({"max of " + std::to_string(band.ranks) + " ranks",
+                             band.max,
+                             {Color::series1, Color::none, kDim},
+                             true});
+            lines.push_back({"median", band.median, {Color::series2, Color::none, kDim}, true});
+            lines.push_back({"min", band.min, {Color::series1, Color::none, kDim}, true});
+        } else {
+            int others = 0;
+            for (const auto& s : series_) {
+                if (s.rank == focus || !others_ || others >= 8) continue;
+                lines.push_back({"r" + std::to_string(s.rank),
+                                 to_points(s.points),
+                                 {palette[others % 5], Color::none, kDim},
+                                 true});
+                ++others;
+            }
+        }
     }
     ChartOptions opt;
     opt.step_lo = lo_;
     opt.step_hi = hi_;
     opt.log_y = log_y_;
     opt.cursor_step = cursor_;
+    if (robust_y_) opt.clip_fraction = 0.02;
     // Log-y leaves out values <= 0: said in the title, and instead of an empty chart when nothing is left.
     std::size_t shown = 0, not_positive = 0;
     if (log_y_)
@@ -244,7 +370,7 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
         std::to_string(lo_) + "-" + std::to_string(hi_) +
         (log_y_ ? not_positive ? "  log-y (" + std::to_string(not_positive) + " values <= 0 not drawn)" : "  log-y"
                 : "") +
-        (!others_ ? "  other ranks hidden" : "");
+        (!others_ && !band_ && !tensors_ ? "  other ranks hidden" : "") + what + (robust_y_ ? "  robust y" : "");
     if (series_.empty() || hi_ < lo_) {
         buf.text(x, y, "no data for " + sel.kind + " " + sel.op + " yet", {Color::dim, Color::none, kPlain}, width);
         return;

@@ -1,5 +1,7 @@
-// Chart: the shared statistic (or a drill-down's) for the focused rank, other ranks faint for comparison; zoom, pan,
-// log-y, smoothing (debiased EMA, raw line faint), a cursor reading out step and values.
+// Chart: the shared statistic (or a drill-down's) for the focused rank, other ranks faint for comparison, or a
+// min-median-max band across every rank; or the tensors the filter matches side by side on the focused rank;
+// zoom, pan, log-y, a robust y range, smoothing (debiased EMA, raw line faint), a cursor reading out step and
+// values.
 #pragma once
 
 #include "tui/views/view.hpp"
@@ -25,6 +27,10 @@ private:
     Reaction next_rank(int delta);
     Reaction jump_anomaly(int delta);
     void read(Reader& reader, bool window_is_zoom);
+    // Lines by tensor: the page of tensors the filter matches on the focused rank, micro-steps folded.
+    void read_tensors(Reader& reader, bool window_is_zoom);
+    Reaction page_tensors(int delta);
+    SeriesWindow window(bool window_is_zoom) const;
     // After the range or cursor moved: reread when the data in hand was reduced for the old one.
     Reaction moved() const;
 
@@ -43,6 +49,10 @@ private:
     int plot_columns_ = 0;  // of the last frame's plot
     bool reduced_ = false;  // series_ holds only what draws on read_columns_
     int read_columns_ = 0;
+    bool tensors_ = false, band_ = false, robust_y_ = false;
+    static constexpr std::size_t kTensorsPerPage = 6;
+    std::size_t tensor_page_ = 0, tensors_matched_ = 0;
+    std::vector<std::pair<std::string, std::vector<StepValue>>> tensor_series_;  // the page's, by name
 };
 
 }  // namespace msmon::tui

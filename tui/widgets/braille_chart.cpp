@@ -227,7 +227,9 @@ struct Scale {
     bool log_y;
     int px_w, px_h;
 
-    StepColumns split;  // of [step_lo, step_hi] on px_w columns: the one every store's reduction uses
+    StepColumns split;     // of [step_lo, step_hi] on px_w columns: the one every store's reduction uses
+    bool clipped = false;  // a robust range: values may lie beyond it
+    char32_t up_mark = U'↑', down_mark = U'↓';
 
     int column(std::int64_t step) const { return static_cast<int>(split.column(step)); }
     double x_outside(std::int64_t step) const {
@@ -277,6 +279,12 @@ private:
             else if (p.value < 0) marks_.bottom[cx] = U'v';
         }
         if (!scale_.plotted(p.value)) return;
+        if (visible && scale_.clipped) {  // beyond a robust range: marked on the edge it leaves by
+            const auto cx = static_cast<std::size_t>(scale_.column(p.step) / canvas_.cell_w());
+            const double t = scale_.y(p.value);
+            if (t < -0.5 && !marks_.top[cx]) marks_.top[cx] = scale_.up_mark;
+            if (t > scale_.px_h - 0.5 && !marks_.bottom[cx]) marks_.bottom[cx] = scale_.down_mark;
+        }
         if (p.step < scale_.step_lo) {
             before_ = p;  // the line into the plot starts from the last point left of it
             return;
@@ -346,16 +354,29 @@ private:
     std::optional<SeriesPoint> before_;
 };
 
-// Default y range: finite (positive, for log) extremes of the visible points, padded when flat.
+// Default y range: finite (positive, for log) extremes of the visible points, padded when flat; with a clip
+// fraction, the values at those quantiles instead.
 std::pair<double, double> y_range(const std::vector<ChartSeries>& series, const ChartOptions& o, std::int64_t lo,
                                   std::int64_t hi) {
     double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
+    std::vector<double> all;
     for (const auto& s : series)
         for (const auto& p : s.points) {
             if (p.step < lo || p.step > hi || !std::isfinite(p.value) || (o.log_y && p.value <= 0)) continue;
             const double t = o.log_y ? std::log10(p.value) : p.value;
             ylo = std::min(ylo, t), yhi = std::max(yhi, t);
+            if (o.clip_fraction > 0) all.push_back(t);
         }
+    if (o.clip_fraction > 0 && !all.empty()) {
+        const auto at = [&](double q) {
+            const auto k = static_cast<std::size_t>(std::floor(q * static_cast<double>(all.size() - 1)));
+            std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end());
+            return all[k];
+        };
+        const double f = std::clamp(o.clip_fraction, 0.0, 0.25);
+        ylo = at(f);
+        yhi = at(1 - f);
+    }
     const auto given = [&](const std::optional<double>& v, double& out) {
         if (v && std::isfinite(*v) && (!o.log_y || *v > 0)) out = o.log_y ? std::log10(*v) : *v;
     };
@@ -444,7 +465,17 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std
 
     Canvas canvas(plot_w, plot_h, glyphs.unicode);
     const StepColumns split(step_lo, step_hi, canvas.px_w());
-    const Scale scale{step_lo, step_hi, ylo, yhi, options.log_y, canvas.px_w(), canvas.px_h(), split};
+    const Scale scale{step_lo,
+                      step_hi,
+                      ylo,
+                      yhi,
+                      options.log_y,
+                      canvas.px_w(),
+                      canvas.px_h(),
+                      split,
+                      options.clip_fraction > 0,
+                      glyphs.unicode ? U'↑' : U'\'',
+                      glyphs.unicode ? U'↓' : U','};
     const auto cell_row = [&](double t) {
         const double py = (yhi / 2 - t / 2) / (yhi / 2 - ylo / 2) * (scale.px_h - 1);
         return std::isfinite(py) ? static_cast<int>(std::lround(py)) / px_h_per_cell : 0;

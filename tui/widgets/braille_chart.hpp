@@ -20,7 +20,10 @@ struct ChartSeries {
 
 struct ChartOptions {
     std::int64_t step_lo = 0, step_hi = 0;  // x range (inclusive)
-    std::optional<double> y_lo, y_hi;       // default: robust range of the visible finite values
+    std::optional<double> y_lo, y_hi;       // default: the range of the visible finite values
+    // Robust y: the range leaves out this fraction of the visible values at each end (0: none), so one spike does not
+    // flatten the rest; points beyond it are marked on the plot's edge (↑ ↓, ASCII ' and ,).
+    double clip_fraction = 0;
     bool log_y = false;
     std::optional<std::int64_t> cursor_step;  // vertical cursor with a read-out of each series' value there
     std::string title;
