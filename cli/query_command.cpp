@@ -14,6 +14,7 @@
 #include "core/text/display_escape.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
+#include "store/derived_reader.hpp"
 
 namespace msmon {
 
@@ -21,17 +22,24 @@ namespace {
 
 const CommandSpec kQuerySpec{
     "query",
-    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--rank R] [--kind K] [--name REGEX] [--op OP] "
-    "[--steps LIST] [--format csv|json]",
+    "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--rank R] [--kind K | --derived] [--name REGEX] "
+    "[--op OP] [--steps LIST] [--format csv|json]",
     "Prints stored values, one per line: rank,kind,vpp_stage,name,step,micro_step,op,value.\n"
     "Values are the shortest text that reads back as the same double; nan, inf, -inf as such.\n"
-    "With DIR, files not yet read are ingested first.",
+    "With DIR, files not yet read are ingested first.\n"
+    "Derived kinds are computed when read, from the stored ones, and named derived.*:\n"
+    "  derived.update_ratio  |norm(param_updated) - norm(param_origin)| / norm(param_origin), op ratio, per parameter\n"
+    "                        (where both are collected; from the norms, a lower bound of |dw|/|w|)\n"
+    "  derived.layer_grad    the gradient norm of each layers.N's parameters together, op norm (grad_reduced, else\n"
+    "                        grad_unreduced)",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
         {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--rank", "R", "only this rank"},
-        {"--kind", "K", "only this kind (grad_reduced, actv, exp_avg, ...)"},
+        {"--kind", "K",
+         "only this kind (grad_reduced, actv, exp_avg, ..., or a derived kind: derived.update_ratio, ...)"},
+        {"--derived", "", "every derived kind the store's kinds allow, instead of the stored values"},
         {"--name", "REGEX", "only names matching REGEX (RE2 syntax, searched anywhere in the name)"},
         {"--op", "OP", "only this op (norm, min, max, mean, nans, zeros, shape, dtype, ...)"},
         {"--steps", "LIST", "only these steps: 12,20 or 0-99 or 5,10-20"},
@@ -157,6 +165,9 @@ int run_query_command(int argc, char** argv) {
         filter.rank = static_cast<int>(*v);
     }
     filter.kind = args->value("--kind");
+    const bool derived = args->has("--derived");
+    if (derived && filter.kind && !is_derived_kind(*filter.kind))
+        return usage_error("--derived lists the derived kinds; --kind " + *filter.kind + " is a stored one");
     filter.op = args->value("--op");
     filter.name_regex = args->value("--name");
     if (filter.name_regex) {
@@ -179,7 +190,23 @@ int run_query_command(int argc, char** argv) {
     }
     PointWriter writer(format == "json", isatty(STDOUT_FILENO) == 1);
     try {
-        reader->points(filter, [&](const Point& p) { writer.add(p); });
+        std::vector<std::optional<std::string>> kinds{filter.kind};
+        if (derived && !filter.kind) {  // every derived kind there is
+            kinds.clear();
+            for (const auto& [kind, ops] : reader->catalog().kinds)
+                if (is_derived_kind(kind)) kinds.emplace_back(kind);
+        }
+        for (const auto& kind : kinds) {
+            PointFilter f = filter;
+            f.kind = kind;
+            reader->points(f, [&](const Point& p) { writer.add(p); });
+        }
+        if (derived && kinds.empty()) {
+            std::fprintf(stderr,
+                         "msmon query: no derived kind: they need param_origin and param_updated, or "
+                         "grad_reduced / grad_unreduced, with norm\n");
+            return kExitOk;
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon query: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;

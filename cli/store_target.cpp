@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "store/clickhouse/clickhouse_reader.hpp"
+#include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
 
 namespace msmon {
@@ -24,7 +25,7 @@ std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& 
             return nullptr;
         }
         try {
-            return open_clickhouse_reader(*target, args.value("--job").value_or(""));
+            return with_derived_kinds(open_clickhouse_reader(*target, args.value("--job").value_or("")));
         } catch (const std::exception& e) {
             error = e.what();
             return nullptr;
@@ -74,7 +75,7 @@ std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& 
         }
     }
     try {
-        return open_sqlite_reader(path);
+        return with_derived_kinds(open_sqlite_reader(path));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;

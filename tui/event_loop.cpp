@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/text/display_escape.hpp"
+#include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
 #include "tui/launch_options.hpp"
 #include "tui/terminal.hpp"
@@ -104,7 +105,7 @@ int run_live(const LaunchOptions& o) {
     const int attempts = o.store_only() ? 1 : 100;
     for (int i = 0; i < attempts && !reader && o.store.empty(); ++i) {
         try {
-            reader = open_sqlite_reader(o.db);
+            reader = with_derived_kinds(open_sqlite_reader(o.db));
         } catch (const std::exception& e) {
             error = e.what();
             std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "store/clickhouse/clickhouse_reader.hpp"
+#include "store/derived_reader.hpp"
 
 namespace msmon::tui {
 
@@ -21,7 +22,7 @@ std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& e
     const auto target = parse_clickhouse_url(o.store, error);
     if (!target) return nullptr;
     try {
-        return open_clickhouse_reader(*target, o.job);
+        return with_derived_kinds(open_clickhouse_reader(*target, o.job));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "core/text/display_escape.hpp"
+#include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
 #include "tui/launch_options.hpp"
 
@@ -28,7 +29,7 @@ std::unique_ptr<Reader> snapshot_reader(const LaunchOptions& o, std::string& err
         error.clear();
     }
     try {
-        return open_sqlite_reader(o.db);
+        return with_derived_kinds(open_sqlite_reader(o.db));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;

@@ -222,7 +222,8 @@ TEST(CliContract, query_that_matches_nothing_says_which_filter_on_stderr) {
     const std::string db = tmp / "store.db";
     ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}, env).exit_code, 0);
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-        {{"--kind", "grad_reducd"}, "no values match: no kind 'grad_reducd' in the store (kinds: grad_reduced)"},
+        {{"--kind", "grad_reducd"},
+         "no values match: no kind 'grad_reducd' in the store (kinds: grad_reduced, derived.layer_grad)"},
         {{"--kind", "grad_reduced", "--op", "nrm"}, "no values match: no op 'nrm' for kind grad_reduced (ops: "},
         {{"--op", "nrm"}, "no values match: no op 'nrm' in the store"},
         {{"--rank", "9"}, "no values match: no rank 9 in the store (2 ranks)"},

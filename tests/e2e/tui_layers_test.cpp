@@ -311,6 +311,34 @@ TEST(TuiLayers, real_micro_step_runs_fold_their_micro_steps_and_show_them_apart_
     }
 }
 
+// A derived kind in the Layers tab: every gradient x100 at step 30 (2 ranks) shows as each layer's gradient norm
+// jumping about 100x its last 8 steps, at the step the incident points to.
+TEST(TuiLayers, the_layers_gradient_norm_is_a_kind_of_its_own_and_shows_a_gradient_spike) {
+    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    LayersSession s;
+    ASSERT_EQ(
+        run({program("msmon"), "simulate", s.tmp / "job", "--ranks", "2", "--steps", "50", "--faults", "spike@30"})
+            .exit_code,
+        0);
+    ASSERT_TRUE(s.open(s.tmp / "job", 120, 30)) << (s.tui ? s.tui->capture() : "");
+    s.when([](const LayersScreen& l) { return contains(l.title, "kind "); });
+    LayersScreen l;
+    for (int i = 0; i < 12 && !contains(l.title, "kind derived.layer_grad"); ++i) {
+        const std::string before = read_layers(s.tui->capture()).title;
+        s.tui->send_keys("[", true);
+        l = s.when([&](const LayersScreen& now) { return now.title != before; });
+    }
+    ASSERT_TRUE(contains(l.title, "kind derived.layer_grad  op norm")) << s.last;
+    EXPECT_EQ(l.rows.size(), 3u) << s.last;  // the simulator's three layers
+    ASSERT_FALSE(l.rows.empty());
+    EXPECT_EQ(l.rows[0].label, "module.module.decoder.layers.0") << s.last;
+    const std::regex ratio(
+        R"(step 30, rank \d, module\.module\.decoder\.layers\.0: \S+ = ([0-9.]+)x its last 8 steps)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(l.cursor, m, ratio)) << s.last;
+    EXPECT_GT(std::stod(m[1]), 30) << s.last;
+}
+
 // 80x24 in ASCII without colour: the origin's mark is '@', names keep their layer and module, the read-out fits.
 TEST(TuiLayers, at_80x24_in_ascii_the_origin_is_marked_and_names_keep_their_layer) {
     const std::string shared = shared_dir();
