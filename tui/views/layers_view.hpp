@@ -8,13 +8,16 @@
 // layers_view.cpp: keys and moves; layers_view_collect.cpp: what is read; layers_view_draw.cpp: the frame.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "tui/models/incident_index.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/module_filter.hpp"
+#include "tui/models/pipeline_stages.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
@@ -72,6 +75,9 @@ private:
     void read_grid(Reader& reader);
     void read_tensor_rows(Reader& reader);
     std::vector<ModuleRow> rows_of(Reader& reader, int rank);
+    // Every rank's rows of the kind (read again when the kind or the ranks change, or after 10 s) and the
+    // pipeline stages they make.
+    void read_all_ranks_rows(Reader& reader);
     void place_window();
     void keep_selection_visible();
     std::size_t row_count() const;
@@ -123,10 +129,18 @@ private:
         std::vector<std::vector<int>> value_winner, level_winner;
         std::vector<std::vector<std::uint8_t>> marks;
         std::vector<std::string> labels;  // of the shown rows
+        std::string stages;               // "2 pipeline stages: r0-r3 layers 0-1, r4-r7 layers 2-3", or empty
         IncidentCells incident_cells;
     };
     StoreCatalog catalog_;
     Frame frame_;
+    struct AllRanksRows {
+        std::string kind;
+        std::vector<int> ranks;
+        std::chrono::steady_clock::time_point read_at;
+        std::map<int, std::vector<ModuleRow>> rows;
+        std::vector<PipelineStage> stages;
+    } all_ranks_;
 
     // Sizes as last drawn: what collect() reads for.
     int rows_visible_ = 20, map_width_ = 80, cell_width_ = 1;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "tui/models/layer_rows.hpp"
+#include "tui/models/pipeline_stages.hpp"
 #include "tui/views/layers_view.hpp"
 #include "tui/widgets/step_math.hpp"
 
@@ -120,24 +121,38 @@ std::vector<ModuleRow> LayersView::rows_of(Reader& reader, int rank) {
     return reader.module_rows(kind_, rank);
 }
 
+void LayersView::read_all_ranks_rows(Reader& reader) {
+    const auto now = std::chrono::steady_clock::now();
+    if (all_ranks_.kind == kind_ && all_ranks_.ranks == catalog_.ranks &&
+        now - all_ranks_.read_at < std::chrono::seconds(10))
+        return;
+    all_ranks_.kind = kind_;
+    all_ranks_.ranks = catalog_.ranks;
+    all_ranks_.read_at = now;
+    all_ranks_.rows.clear();
+    for (int r : catalog_.ranks) all_ranks_.rows[r] = rows_of(reader, r);
+    all_ranks_.stages = pipeline_stages(all_ranks_.rows);
+}
+
 // Fixed::rank (tensors x steps on one rank) and Fixed::step (tensors x ranks at one step).
 void LayersView::read_grid(Reader& reader) {
     if (fixed_ == Fixed::step) {
+        // The whole model: every rank's tensors, each where its layer puts it (pipeline stages hold slices of it).
+        read_all_ranks_rows(reader);
+        std::vector<int> ordered;  // stage by stage
+        std::vector<const std::vector<ModuleRow>*> in_order;
+        for (const auto& stage : all_ranks_.stages)
+            for (int r : stage.ranks) ordered.push_back(r), in_order.push_back(&all_ranks_.rows[r]);
+        frame_.rows = model_rows(in_order);
+        frame_.stages = describe_stages(all_ranks_.stages);
         // The ranks across: every rank when they fit (a few columns each), else a page holding the rank in focus.
-        const int n = static_cast<int>(catalog_.ranks.size());
+        const int n = static_cast<int>(ordered.size());
         cell_width_ = std::clamp(map_width_ / std::max(1, n), 1, 4);
         const int per_page = std::max(1, map_width_ / cell_width_);
-        const auto at = std::find(catalog_.ranks.begin(), catalog_.ranks.end(), rank_) - catalog_.ranks.begin();
-        const int first = static_cast<int>(at) / per_page * per_page;
+        const auto at = std::find(ordered.begin(), ordered.end(), rank_) - ordered.begin();
+        const int first = (at < n ? static_cast<int>(at) : 0) / per_page * per_page;
         for (int i = first; i < n && i < first + per_page; ++i)
-            frame_.column_ranks.push_back(catalog_.ranks[static_cast<std::size_t>(i)]);
-        // Their tensors: the first rank's in its order, then any other rank's not seen yet (pipeline stages).
-        frame_.rows.clear();
-        std::set<std::tuple<std::string, std::string, std::optional<std::int64_t>>> seen;
-        for (int r : frame_.column_ranks)
-            for (auto& row : rows_of(reader, r))
-                if (seen.insert({row.vpp_stage, row.name, row.micro_step}).second)
-                    frame_.rows.push_back(std::move(row));
+            frame_.column_ranks.push_back(ordered[static_cast<std::size_t>(i)]);
     } else {
         cell_width_ = 1;
         frame_.rows = rows_of(reader, rank_);
@@ -198,10 +213,19 @@ void LayersView::read_grid(Reader& reader) {
 // Fixed::tensor: ranks x steps for one tensor (its micro-steps folded).
 void LayersView::read_tensor_rows(Reader& reader) {
     cell_width_ = 1;
-    frame_.row_ranks = catalog_.ranks;
-    frame_.rows.clear();
-    for (auto& row : rows_of(reader, rank_))
-        if (row.name == tensor_) frame_.rows.push_back(std::move(row));
+    // The ranks that hold the tensor, stage by stage (under pipeline parallelism, one stage's ranks).
+    read_all_ranks_rows(reader);
+    frame_.stages = describe_stages(all_ranks_.stages);
+    for (const auto& stage : all_ranks_.stages)
+        for (int r : stage.ranks) {
+            const auto& rows = all_ranks_.rows[r];
+            const bool holds =
+                std::any_of(rows.begin(), rows.end(), [&](const ModuleRow& m) { return m.name == tensor_; });
+            if (holds) frame_.row_ranks.push_back(r);
+            if (holds && frame_.rows.empty())
+                for (const auto& m : rows)
+                    if (m.name == tensor_) frame_.rows.push_back(m);
+        }
     apply_go_to();
     keep_selection_visible();
     if (selected_ < frame_.row_ranks.size()) rank_ = frame_.row_ranks[selected_];

@@ -51,6 +51,7 @@ std::string LayersView::title_line() const {
             if (frame_.hi >= frame_.lo) t += "  steps " + std::to_string(frame_.lo) + "-" + std::to_string(frame_.hi);
             break;
     }
+    if (frame_.fixed != Fixed::rank && !frame_.stages.empty()) t += "  " + frame_.stages;
     if (filter_ && !filter_->text().empty()) t += "  /" + filter_->text();
     if (micro_steps_apart_) t += "  micro-steps apart";
     return t;
