@@ -9,7 +9,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/layout/monitor_layout.hpp"
 #include "core/text/name_pattern.hpp"
@@ -17,6 +19,7 @@
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "store/clickhouse/clickhouse_series.hpp"
 #include "store/clickhouse/row_binary.hpp"
+#include "store/module_series.hpp"
 #include "store/stored_rows.hpp"
 
 namespace msmon {
@@ -321,6 +324,68 @@ public:
             return clickhouse_rank_series(rows_of, req, db_ + ".rank_steps FINAL" + where, db_ + ".series" + where,
                                           true);
         return clickhouse_rank_series(rows_of, req, db_ + ".points FINAL" + where, db_ + ".series" + where, false);
+    }
+
+    // A rank's tensors of a kind in forward order: by the run that first wrote them, then the order its files listed
+    // them (tensor_ord).
+    std::vector<ModuleRow> module_rows(const std::string& kind, int rank) override {
+        const std::string where =
+            where_job_ + " AND rank = " + std::to_string(rank) + " AND kind = " + ch_quote(kind) + " AND is_text = 0";
+        RowBinaryReader r(rows("SELECT vpp_stage, name, micro_step FROM " + db_ + ".points" + where +
+                               " GROUP BY vpp_stage, name, micro_step ORDER BY min(run), "
+                               "argMin(tensor_ord, run), name, micro_step"));
+        std::vector<ModuleRow> out;
+        while (!r.at_end()) {
+            ModuleRow row;
+            row.vpp_stage = r.str();
+            row.name = r.str();
+            const std::int64_t micro = r.i64();
+            if (micro >= 0) row.micro_step = micro;
+            out.push_back(std::move(row));
+        }
+        return out;
+    }
+
+    // The rows asked for, the window's steps only, in one query; a restart's later run wins a step both wrote.
+    std::vector<std::vector<StepValue>> module_series(const ModuleSeriesRequest& req) override {
+        std::vector<std::vector<StepValue>> out(req.rows.size());
+        if (req.rows.empty()) return out;
+        std::map<std::tuple<std::string, std::string, std::int64_t>, std::size_t> index;
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < req.rows.size(); ++i) {
+            const auto& row = req.rows[i];
+            index.emplace(std::make_tuple(row.vpp_stage, row.name, row.micro_step.value_or(-1)), i);
+            names.push_back(row.name);
+        }
+        std::string where = where_job_ + " AND rank = " + std::to_string(req.rank) +
+                            " AND kind = " + ch_quote(req.kind) + " AND op = " + ch_quote(req.op) +
+                            " AND is_text = 0 AND name IN " + in_list(names);
+        if (req.window.lo) where += " AND step >= " + std::to_string(*req.window.lo);
+        if (req.window.hi) where += " AND step <= " + std::to_string(*req.window.hi);
+        RowBinaryReader r(rows("SELECT vpp_stage, name, micro_step, run, step, value FROM " + db_ + ".points FINAL" +
+                               where + " ORDER BY vpp_stage, name, micro_step, run, step"));
+        std::vector<std::vector<StepValue>> run_points(req.rows.size());
+        std::optional<std::size_t> current;
+        std::string run, last_run;
+        const auto flush = [&] {
+            if (current) merge_later_run(out[*current], run_points[*current]), run_points[*current].clear();
+        };
+        while (!r.at_end()) {
+            std::string vpp = r.str(), name = r.str();
+            const std::int64_t micro = r.i64();
+            run = r.str();
+            const std::int64_t step = r.i64();
+            const double value = r.f64();
+            const auto it = index.find(std::make_tuple(vpp, name, micro));
+            if (it == index.end()) continue;
+            if (!current || *current != it->second || run != last_run) flush();
+            current = it->second;
+            last_run = run;
+            run_points[it->second].push_back({step, value});
+        }
+        flush();
+        reduce_module_series(out, req.window);
+        return out;
     }
 
     std::vector<std::int64_t> collected_steps(std::size_t limit) override {

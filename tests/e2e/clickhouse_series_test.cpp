@@ -3,6 +3,7 @@
 // SQL by store/clickhouse/clickhouse_series.cpp), against a real clickhouse-server started by the test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -144,6 +145,52 @@ TEST_F(ClickHouseSeries, the_catalog_of_a_store_made_before_the_series_summary_e
     EXPECT_EQ(after.max_step, 123456);
     ASSERT_EQ(after.kinds.size(), 2u);
     EXPECT_EQ(after.kinds[0].first, "actv");
+}
+
+// The Layers tab's reads (issue 20) answered by ClickHouse itself: a rank's tensors in forward order and the rows'
+// series over a window, equal to what the generic answer through points() gives, a restart's values winning.
+TEST_F(ClickHouseSeries, module_rows_and_module_series_equal_the_answer_through_points) {
+    auto& ch = *ch_;
+    // A restart on rank 0: run2 writes layer0 again over steps 0-99 (other values) and a new tensor, layer2; its
+    // files list layer2 first.
+    ch.scalar(
+        "INSERT INTO msmon_series.points (job, node, spool, seq, rank, run, kind, vpp_stage, name, micro_step, step, "
+        "op, op_ord, tensor_ord, is_text, value, text) SELECT 'job-series', 'node0', 2, 1000000 + number, 0, 'run2', "
+        "'grad_reduced', '', if(number % 2 = 0, 'layer0', 'layer2'), -1, toInt64(intDiv(number, 2)), 'norm', 0, "
+        "if(number % 2 = 0, 1, 0), 0, 1000 + number, '' FROM numbers(200)");
+    auto reader = open_clickhouse_reader(ch.target("msmon_series"), "job-series");
+    for (int rank : {0, 1}) {
+        const auto rows = reader->module_rows("grad_reduced", rank);
+        EXPECT_EQ(rows, reader->Reader::module_rows("grad_reduced", rank)) << "rank " << rank;
+        ASSERT_GE(rows.size(), 2u);
+        EXPECT_EQ(rows[0].name, "layer0");
+        if (rank == 0) {
+            ASSERT_EQ(rows.size(), 3u);
+            EXPECT_EQ(rows[2].name, "layer2");  // the restart's new tensor after the first run's
+        }
+        for (const SeriesWindow window : {SeriesWindow{}, SeriesWindow{-100, 300, 0, std::nullopt},
+                                          SeriesWindow{0, 60, 0, std::nullopt}, SeriesWindow{{}, {}, 200, 5000}}) {
+            const ModuleSeriesRequest req{"grad_reduced", "norm", rank, rows, window};
+            const auto mine = reader->module_series(req);
+            const auto generic = reader->Reader::module_series(req);
+            ASSERT_EQ(mine.size(), generic.size());
+            for (std::size_t i = 0; i < mine.size(); ++i) {
+                ASSERT_EQ(mine[i].size(), generic[i].size()) << "rank " << rank << " row " << rows[i].name;
+                for (std::size_t k = 0; k < mine[i].size(); ++k) {
+                    ASSERT_EQ(mine[i][k].step, generic[i][k].step);
+                    if (!(std::isnan(mine[i][k].value) && std::isnan(generic[i][k].value))) {
+                        ASSERT_DOUBLE_EQ(mine[i][k].value, generic[i][k].value);
+                    }
+                }
+            }
+            if (rank == 0 && !window.columns) {  // the restart's value where both runs wrote a step
+                const auto at10 =
+                    std::find_if(mine[0].begin(), mine[0].end(), [](const StepValue& p) { return p.step == 10; });
+                ASSERT_NE(at10, mine[0].end());
+                EXPECT_DOUBLE_EQ(at10->value, 1020);
+            }
+        }
+    }
 }
 
 }  // namespace
