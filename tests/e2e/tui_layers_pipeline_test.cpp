@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
@@ -64,6 +65,25 @@ TEST(TuiLayersPipeline, one_step_fixed_shows_the_whole_model_across_the_stages_a
                    {"XDG_STATE_HOME", tmp / "state"},
                    {"XDG_CACHE_HOME", tmp / "cache"}});
     ASSERT_FALSE(t.wait_for("| 1 incident |", milliseconds(20000)).empty()) << t.capture();
+    // The Overview names the stages and keeps each stage's ranks together, whatever the sort: a rank deviates from
+    // its own stage (the other stage holds other layers).
+    ASSERT_FALSE(t.wait_for("2 pipeline stages: r0-1 layers 0-1, r2-3 layers 2-3", milliseconds(15000)).empty())
+        << t.capture();
+    t.send_keys("ss", true);
+    std::string overview = t.wait_for("sort deviation", milliseconds(15000));
+    ASSERT_FALSE(overview.empty()) << t.capture();
+    std::vector<int> ranks;
+    const std::regex rank_row(R"(^[ !](\d+) )");
+    std::smatch m;
+    bool listed = false;  // the rows under the list's header
+    for (const auto& line : lines_of(overview)) {
+        if (line.rfind("rank ", 0) == 0) listed = true;
+        else if (listed && std::regex_search(line, m, rank_row)) ranks.push_back(std::stoi(m[1]));
+        else if (listed) break;
+    }
+    ASSERT_EQ(ranks.size(), 4u) << overview;
+    EXPECT_LT(std::max(ranks[0], ranks[1]), 2) << overview;
+    EXPECT_GE(std::min(ranks[2], ranks[3]), 2) << overview;
     t.send_keys("7", true);
     // One rank: rank 2, its own slice (layers 2-3 and the head), the cursor on the NaN's first cell.
     std::string screen = t.wait_for("step 12, rank 2, module.layers.2.fc1.output: nan", milliseconds(15000));

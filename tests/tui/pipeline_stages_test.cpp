@@ -42,5 +42,18 @@ TEST(PipelineStages, data_parallel_ranks_are_one_stage_and_nothing_is_said) {
     EXPECT_EQ(model_rows({&all, &all}).size(), 3u);
 }
 
+TEST(PipelineStages, ranks_read_to_different_depths_are_not_taken_for_stages) {
+    // While a job is caught up with, one rank's tensors may be read further than another's: nested layer sets, or
+    // a rank with nothing past its embedding yet. Stages hold disjoint slices; these are one stage.
+    const auto some = rows({"embed.weight", "layers.0.fc1.weight"});
+    const auto more = rows({"embed.weight", "layers.0.fc1.weight", "layers.1.fc1.weight", "head.weight"});
+    const auto none = rows({"embed.weight"});
+    for (const auto& stages : {pipeline_stages({{0, some}, {1, more}}), pipeline_stages({{0, none}, {1, more}})}) {
+        ASSERT_EQ(stages.size(), 1u);
+        EXPECT_EQ(stages[0].ranks, (std::vector<int>{0, 1}));
+        EXPECT_EQ(describe_stages(stages), "");
+    }
+}
+
 }  // namespace
 }  // namespace msmon::tui

@@ -54,6 +54,27 @@ std::vector<PipelineStage> pipeline_stages(const std::map<int, std::vector<Modul
         s.before_layers = s.before_layers || before;
         s.after_layers = s.after_layers || after;
     }
+    // Stages hold disjoint slices of the layers. Anything else (one rank's files read further than another's while
+    // a job is caught up with, a rank that has written only its embedding so far) is one stage.
+    bool disjoint = by_layers.size() > 1;
+    std::set<int> taken;
+    for (const auto& [layers, s] : by_layers) {
+        disjoint = disjoint && !layers.empty();
+        for (int l : layers) disjoint = disjoint && taken.insert(l).second;
+    }
+    if (!disjoint) {
+        PipelineStage all;
+        for (const auto& [layers, s] : by_layers) {
+            all.ranks.insert(all.ranks.end(), s.ranks.begin(), s.ranks.end());
+            if (s.first_layer && (!all.first_layer || *s.first_layer < *all.first_layer))
+                all.first_layer = s.first_layer;
+            if (s.last_layer && (!all.last_layer || *s.last_layer > *all.last_layer)) all.last_layer = s.last_layer;
+            all.before_layers = all.before_layers || s.before_layers;
+            all.after_layers = all.after_layers || s.after_layers;
+        }
+        std::sort(all.ranks.begin(), all.ranks.end());
+        return all.ranks.empty() ? std::vector<PipelineStage>{} : std::vector<PipelineStage>{all};
+    }
     std::vector<PipelineStage> stages;
     for (auto& [layers, s] : by_layers) stages.push_back(std::move(s));
     std::sort(stages.begin(), stages.end(), [](const PipelineStage& a, const PipelineStage& b) {

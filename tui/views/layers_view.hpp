@@ -8,7 +8,6 @@
 // layers_view.cpp: keys and moves; layers_view_collect.cpp: what is read; layers_view_draw.cpp: the frame.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/module_filter.hpp"
 #include "tui/models/pipeline_stages.hpp"
+#include "tui/models/rank_layout.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
@@ -75,9 +75,6 @@ private:
     void read_grid(Reader& reader);
     void read_tensor_rows(Reader& reader);
     std::vector<ModuleRow> rows_of(Reader& reader, int rank);
-    // Every rank's rows of the kind (read again when the kind or the ranks change, or after 10 s) and the
-    // pipeline stages they make.
-    void read_all_ranks_rows(Reader& reader);
     void place_window();
     void keep_selection_visible();
     std::size_t row_count() const;
@@ -134,13 +131,7 @@ private:
     };
     StoreCatalog catalog_;
     Frame frame_;
-    struct AllRanksRows {
-        std::string kind;
-        std::vector<int> ranks;
-        std::chrono::steady_clock::time_point read_at;
-        std::map<int, std::vector<ModuleRow>> rows;
-        std::vector<PipelineStage> stages;
-    } all_ranks_;
+    RankLayout layout_;  // every rank's rows of the kind and their pipeline stages
 
     // Sizes as last drawn: what collect() reads for.
     int rows_visible_ = 20, map_width_ = 80, cell_width_ = 1;

@@ -121,30 +121,17 @@ std::vector<ModuleRow> LayersView::rows_of(Reader& reader, int rank) {
     return reader.module_rows(kind_, rank);
 }
 
-void LayersView::read_all_ranks_rows(Reader& reader) {
-    const auto now = std::chrono::steady_clock::now();
-    if (all_ranks_.kind == kind_ && all_ranks_.ranks == catalog_.ranks &&
-        now - all_ranks_.read_at < std::chrono::seconds(10))
-        return;
-    all_ranks_.kind = kind_;
-    all_ranks_.ranks = catalog_.ranks;
-    all_ranks_.read_at = now;
-    all_ranks_.rows.clear();
-    for (int r : catalog_.ranks) all_ranks_.rows[r] = rows_of(reader, r);
-    all_ranks_.stages = pipeline_stages(all_ranks_.rows);
-}
-
 // Fixed::rank (tensors x steps on one rank) and Fixed::step (tensors x ranks at one step).
 void LayersView::read_grid(Reader& reader) {
     if (fixed_ == Fixed::step) {
         // The whole model: every rank's tensors, each where its layer puts it (pipeline stages hold slices of it).
-        read_all_ranks_rows(reader);
+        layout_.update(reader, kind_, catalog_.ranks);
         std::vector<int> ordered;  // stage by stage
         std::vector<const std::vector<ModuleRow>*> in_order;
-        for (const auto& stage : all_ranks_.stages)
-            for (int r : stage.ranks) ordered.push_back(r), in_order.push_back(&all_ranks_.rows[r]);
+        for (const auto& stage : layout_.stages())
+            for (int r : stage.ranks) ordered.push_back(r), in_order.push_back(&layout_.rows().at(r));
         frame_.rows = model_rows(in_order);
-        frame_.stages = describe_stages(all_ranks_.stages);
+        frame_.stages = describe_stages(layout_.stages());
         // The ranks across: every rank when they fit (a few columns each), else a page holding the rank in focus.
         const int n = static_cast<int>(ordered.size());
         cell_width_ = std::clamp(map_width_ / std::max(1, n), 1, 4);
@@ -214,11 +201,11 @@ void LayersView::read_grid(Reader& reader) {
 void LayersView::read_tensor_rows(Reader& reader) {
     cell_width_ = 1;
     // The ranks that hold the tensor, stage by stage (under pipeline parallelism, one stage's ranks).
-    read_all_ranks_rows(reader);
-    frame_.stages = describe_stages(all_ranks_.stages);
-    for (const auto& stage : all_ranks_.stages)
+    layout_.update(reader, kind_, catalog_.ranks);
+    frame_.stages = describe_stages(layout_.stages());
+    for (const auto& stage : layout_.stages())
         for (int r : stage.ranks) {
-            const auto& rows = all_ranks_.rows[r];
+            const auto& rows = layout_.rows().at(r);
             const bool holds =
                 std::any_of(rows.begin(), rows.end(), [&](const ModuleRow& m) { return m.name == tensor_; });
             if (holds) frame_.row_ranks.push_back(r);

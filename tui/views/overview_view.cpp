@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "core/text/number_text.hpp"
+#include "store/derived_reader.hpp"
 #include "tui/views/overview_points.hpp"
 #include "tui/widgets/downsample.hpp"
 #include "tui/widgets/sparkline.hpp"
@@ -67,6 +69,14 @@ void OverviewView::collect(Reader& reader) {
     incidents_.update(reader);  // one count unless anomalies came in
     model_ = collect_overview(reader, shared_.series, kWindowSteps, incidents_.marks());
     shared_.series = model_.selection;
+    // Pipeline stages, from a stored kind's tensors (a derived kind is computed, not listed cheaply), read again when
+    // the ranks or the kind change or after a minute; past 512 ranks reading every rank's tensors would hold the
+    // frame up: not grouped.
+    std::string layout_kind = is_derived_kind(model_.selection.kind) ? std::string() : model_.selection.kind;
+    for (const auto& [kind, ops] : model_.catalog.kinds)
+        if (layout_kind.empty() && !is_derived_kind(kind)) layout_kind = kind;
+    if (!layout_kind.empty() && model_.catalog.ranks.size() <= 512)
+        stage_layout_.update(reader, layout_kind, model_.catalog.ranks, std::chrono::seconds(60));
     collect_heatmap(reader);
     // The selection is a rank, kept as the rows re-sort; this runs on every refresh, also behind other tabs, so it
     // never moves the selection, only starts one (the first row) when there is none.
@@ -84,18 +94,31 @@ std::size_t OverviewView::selected_position(const std::vector<std::size_t>& orde
 std::vector<std::size_t> OverviewView::sorted_rows() const {
     std::vector<std::size_t> idx(model_.rows.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    if (sort_ == Sort::rank) return idx;
-    std::vector<double> latest;
-    for (const auto& r : model_.rows)
-        if (std::isfinite(r.latest)) latest.push_back(r.latest);
-    std::sort(latest.begin(), latest.end());
-    const double median = latest.empty() ? 0 : latest[latest.size() / 2];
+    // Under pipeline parallelism a stage's ranks hold other layers than the next stage's: rows go stage by stage,
+    // and a rank deviates from its own stage's median.
+    const bool staged = stage_layout_.stages().size() > 1;
+    const auto stage = [&](std::size_t i) { return staged ? stage_layout_.stage_of(model_.rows[i].rank) : 0; };
+    if (sort_ == Sort::rank) {
+        std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return stage(a) < stage(b); });
+        return idx;
+    }
+    std::map<std::size_t, std::vector<double>> latest;
+    for (std::size_t i = 0; i < model_.rows.size(); ++i)
+        if (std::isfinite(model_.rows[i].latest)) latest[stage(i)].push_back(model_.rows[i].latest);
+    std::map<std::size_t, double> median;
+    for (auto& [s, v] : latest) {
+        std::sort(v.begin(), v.end());
+        median[s] = v[v.size() / 2];
+    }
     auto key = [&](std::size_t i) {
         const double v = model_.rows[i].latest;
         if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();  // NaN/Inf first: they are the news
-        return sort_ == Sort::latest ? v : std::abs(v - median);
+        return sort_ == Sort::latest ? v : std::abs(v - median[stage(i)]);
     };
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        if (stage(a) != stage(b)) return stage(a) < stage(b);
+        return key(a) > key(b);
+    });
     return idx;
 }
 
@@ -151,6 +174,7 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     title += std::string("  sort ") + (sort_ == Sort::rank ? "rank" : sort_ == Sort::latest ? "latest" : "deviation");
     if (model_.step_hi >= model_.step_lo)
         title += "  steps " + std::to_string(model_.step_lo) + "-" + std::to_string(model_.step_hi);
+    if (stage_layout_.stages().size() > 1) title += "  " + describe_stages(stage_layout_.stages());
     buf.text(x, y, title, head, width);
     if (model_.rows.empty()) {
         buf.text(x, y + 2,

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "tui/models/incident_index.hpp"
+#include "tui/models/rank_layout.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/downsample.hpp"
 
@@ -50,6 +51,7 @@ private:
     IncidentIndex& incidents_;
     std::function<void()> open_chart_;
     OverviewModel model_;
+    RankLayout stage_layout_;  // pipeline stages: rows are grouped by stage, deviation is from the stage's median
     KeyTable keys_;
     Sort sort_ = Sort::rank;
     enum class Layout { automatic, list, heatmap };  // automatic: the heatmap when ranks outnumber rows
