@@ -13,14 +13,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::map<std::string, std::string> env_of(const TempDir& tmp) {
-    return {{"LANG", "C.UTF-8"},
-            {"LC_ALL", "C.UTF-8"},
-            {"TERM", "xterm-256color"},
-            {"XDG_STATE_HOME", tmp / "state"},
-            {"XDG_CACHE_HOME", tmp / "cache"}};
-}
-
 bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
 }
@@ -33,7 +25,7 @@ TEST(TuiChartSeries, tensors_side_by_side_are_counted_named_and_paged_and_the_ba
                   .exit_code,
               0);
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "store.db"}).exit_code, 0);
-    TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 140, 40, env_of(tmp));
+    TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 140, 40, tmux_env(tmp));
     ASSERT_FALSE(t.wait_for("| 1 incident |", milliseconds(20000)).empty()) << t.capture();
     t.send_keys("7", true);
     ASSERT_FALSE(t.wait_for("(the top incident began here)", milliseconds(15000)).empty()) << t.capture();
@@ -87,7 +79,7 @@ TEST(TuiChartSeries, robust_y_keeps_the_ordinary_steps_readable_and_marks_the_sp
                   .exit_code,
               0);
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "store.db"}).exit_code, 0);
-    TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 120, 34, env_of(tmp));
+    TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 120, 34, tmux_env(tmp));
     ASSERT_FALSE(t.wait_for(" 7 Layers", milliseconds(20000)).empty()) << t.capture();
     t.send_keys("2", true);
     const auto top_label = [](const std::string& screen) {

@@ -20,14 +20,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::map<std::string, std::string> tui_env(const TempDir& tmp) {
-    return {{"LANG", "C.UTF-8"},
-            {"LC_ALL", "C.UTF-8"},
-            {"TERM", "xterm-256color"},
-            {"XDG_STATE_HOME", tmp / "state"},
-            {"XDG_CACHE_HOME", tmp / "cache"}};
-}
-
 // A screen that held still for a moment (tmux can show half of a frame), styled (capture-pane -e).
 std::string still_styled(const TmuxSession& t) {
     std::string screen = t.capture_styled();
@@ -138,7 +130,7 @@ protected:
     }
     std::unique_ptr<TmuxSession> open() {
         auto t =
-            std::make_unique<TmuxSession>(program("msmon-tui") + " " + job_ + " --db " + db_, 120, 40, tui_env(tmp_));
+            std::make_unique<TmuxSession>(program("msmon-tui") + " " + job_ + " --db " + db_, 120, 40, tmux_env(tmp_));
         EXPECT_FALSE(t->wait_for("steps 0-59", milliseconds(10000)).empty()) << t->capture();
         return t;
     }
@@ -297,7 +289,7 @@ TEST(TuiOverviewSelection, follows_the_rank_when_sorting_by_deviation_reorders_r
     Background sim({program("msmon"), "simulate", out, "--ranks", "8", "--steps", "400", "--step-ms", "150"},
                    tmp.path());
     ASSERT_GE(wait_until([&] { return std::filesystem::exists(out); }, milliseconds(5000)).count(), 0);
-    TmuxSession t(program("msmon-tui") + " " + out + " --db " + (tmp / "store.db"), 120, 40, tui_env(tmp));
+    TmuxSession t(program("msmon-tui") + " " + out + " --db " + (tmp / "store.db"), 120, 40, tmux_env(tmp));
     ASSERT_GE(wait_until([&] { return overview_order(t.capture()).size() == 8; }, milliseconds(15000)).count(), 0)
         << t.capture();
     move_until(
@@ -344,7 +336,7 @@ TEST(TuiStore, opens_an_ingested_store_alone_read_only_and_refuses_a_missing_one
     TempDir tmp;
     const std::string job = tmp / "job", db = tmp / "S.db";
     ASSERT_EQ(run({program("msmon"), "simulate", job, "--ranks", "4", "--steps", "20"}).exit_code, 0);
-    const auto env = tui_env(tmp);
+    const auto env = tmux_env(tmp);
     auto ingest = run({program("msmon"), "ingest", job, "--db", db}, env);
     ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
     const std::string store_bytes = read_file(db);

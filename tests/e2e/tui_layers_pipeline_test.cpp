@@ -58,12 +58,7 @@ TEST(TuiLayersPipeline, one_step_fixed_shows_the_whole_model_across_the_stages_a
     TempDir tmp;
     write_pipeline_job(tmp / "job");
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "store.db"}).exit_code, 0);
-    TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 130, 40,
-                  {{"LANG", "C.UTF-8"},
-                   {"LC_ALL", "C.UTF-8"},
-                   {"TERM", "xterm-256color"},
-                   {"XDG_STATE_HOME", tmp / "state"},
-                   {"XDG_CACHE_HOME", tmp / "cache"}});
+    TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 130, 40, tmux_env(tmp));
     ASSERT_FALSE(t.wait_for("| 1 incident |", milliseconds(20000)).empty()) << t.capture();
     // The Overview names the stages and keeps each stage's ranks together, whatever the sort: a rank deviates from
     // its own stage (the other stage holds other layers).

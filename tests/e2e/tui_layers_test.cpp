@@ -86,14 +86,6 @@ LayersScreen read_layers(const std::string& screen) {
     return s;
 }
 
-std::map<std::string, std::string> env_of(const TempDir& tmp) {
-    return {{"LANG", "C.UTF-8"},
-            {"LC_ALL", "C.UTF-8"},
-            {"TERM", "xterm-256color"},
-            {"XDG_STATE_HOME", tmp / "state"},
-            {"XDG_CACHE_HOME", tmp / "cache"}};
-}
-
 // A fault run read whole into a store first (live, the view shows what has been read so far), then the TUI on it,
 // on the Layers tab once the incident is grouped.
 struct LayersSession {
@@ -102,7 +94,7 @@ struct LayersSession {
     bool open(const std::string& job, int width, int height) {
         if (run({program("msmon"), "ingest", job, "--db", tmp / "store.db"}).exit_code != 0) return false;
         tui = std::make_unique<TmuxSession>(program("msmon-tui") + " --db " + (tmp / "store.db"), width, height,
-                                            env_of(tmp));
+                                            tmux_env(tmp));
         if (tui->wait_for("| 1 incident |", milliseconds(20000)).empty()) return false;
         tui->send_keys("7", true);
         return true;
@@ -294,7 +286,7 @@ TEST(TuiLayers, real_micro_step_runs_fold_their_micro_steps_and_show_them_apart_
         TempDir tmp;
         const std::string job = shared + "/fixtures/msprobe-real/" + run_name;
         ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", tmp / "store.db"}).exit_code, 0);
-        TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 120, 40, env_of(tmp));
+        TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 120, 40, tmux_env(tmp));
         ASSERT_FALSE(t.wait_for(" 7 Layers", milliseconds(20000)).empty()) << t.capture();
         t.send_keys("7", true);
         const auto ok = [](const std::string& screen) { return contains(screen, "kind actv  op norm"); };

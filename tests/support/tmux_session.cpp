@@ -182,4 +182,12 @@ std::vector<std::string> lines_of(const std::string& screen) {
     return out;
 }
 
+std::map<std::string, std::string> tmux_env(const TempDir& tmp) {
+    return {{"LANG", "C.UTF-8"},
+            {"LC_ALL", "C.UTF-8"},
+            {"TERM", "xterm-256color"},
+            {"XDG_STATE_HOME", tmp / "state"},
+            {"XDG_CACHE_HOME", tmp / "cache"}};
+}
+
 }  // namespace msmon::test

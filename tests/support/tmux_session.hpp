@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_env.hpp"
+
 namespace msmon::test {
 
 class TmuxSession {
@@ -53,5 +55,9 @@ std::string plain_text(const std::string& styled);
 
 // A screen's lines (capture() joins them with '\n').
 std::vector<std::string> lines_of(const std::string& screen);
+
+// The environment a TUI test runs msmon-tui in: a UTF-8 locale, a 256-colour terminal, and its state and cache
+// folders under `tmp` (never the user's).
+std::map<std::string, std::string> tmux_env(const TempDir& tmp);
 
 }  // namespace msmon::test
