@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/series/op_aggregate.hpp"
+#include "core/steps_list.hpp"
 #include "core/text/name_pattern.hpp"
 #include "store/module_series.hpp"
 #include "store/series_reduction.hpp"
@@ -85,6 +86,13 @@ public:
         f.kind = request.kind;
         f.op = request.op;
         f.name_regex = request.name_regex;
+        // Only the steps asked for are worked out: the window's, or the latest `last_steps` of the run.
+        std::optional<std::int64_t> lo = request.window.lo, hi = request.window.hi;
+        if (request.last_steps > 0) {
+            const StoreCatalog c = base_->catalog();
+            if (c.max_step >= c.min_step) lo = std::max(lo.value_or(INT64_MIN), c.max_step - request.last_steps + 1);
+        }
+        f.steps = step_range(lo, hi);
         points(f, [&](const Point& p) {
             auto& a = by_rank[p.rank][p.step];
             a.step = p.step;
@@ -104,15 +112,66 @@ public:
         reduce_series(out, request.window);
         return out;
     }
+    // A derived kind's rows from its inputs' rows (the store's tensor list, not their values): the parameters both
+    // param kinds list, or each layer of the gradient kind's names, in their order.
     std::vector<ModuleRow> module_rows(const std::string& kind, int rank) override {
-        return is_derived_kind(kind) ? Reader::module_rows(kind, rank) : base_->module_rows(kind, rank);
+        if (!is_derived_kind(kind)) return base_->module_rows(kind, rank);
+        std::vector<ModuleRow> out;
+        if (kind == kUpdateRatio) {
+            const auto updated = base_->module_rows("param_updated", rank);
+            for (auto& row : base_->module_rows("param_origin", rank))
+                if (std::find(updated.begin(), updated.end(), row) != updated.end()) out.push_back(std::move(row));
+        } else if (kind == kLayerGrad) {
+            for (const auto& row : base_->module_rows(gradient_kind(), rank)) {
+                ModuleRow layer{layer_prefix(row.name), row.vpp_stage, row.micro_step};
+                if (!layer.name.empty() && std::find(out.begin(), out.end(), layer) == out.end())
+                    out.push_back(std::move(layer));
+            }
+        }
+        return out;
     }
+    // The rows asked for over the window's steps only.
     std::vector<std::vector<StepValue>> module_series(const ModuleSeriesRequest& request) override {
-        return is_derived_kind(request.kind) ? Reader::module_series(request) : base_->module_series(request);
+        if (!is_derived_kind(request.kind)) return base_->module_series(request);
+        std::map<std::tuple<std::string, std::string, std::optional<std::int64_t>>, std::size_t> index;
+        for (std::size_t i = 0; i < request.rows.size(); ++i)
+            index.emplace(std::make_tuple(request.rows[i].vpp_stage, request.rows[i].name, request.rows[i].micro_step),
+                          i);
+        std::vector<std::vector<StepValue>> out(request.rows.size());
+        PointFilter f;
+        f.rank = request.rank;
+        f.kind = request.kind;
+        f.op = request.op;
+        f.steps = step_range(request.window.lo, request.window.hi);
+        points(f, [&](const Point& p) {  // one value a step and row: derived points are worked out once each
+            const auto it = index.find(std::make_tuple(std::string(p.vpp_stage), std::string(p.name), p.micro_step));
+            if (it != index.end()) out[it->second].push_back({p.step, p.value});
+        });
+        reduce_module_series(out, request.window);
+        return out;
     }
 
 private:
     static std::string_view op_of(std::string_view kind) { return kind == kUpdateRatio ? "ratio" : "norm"; }
+
+    // The steps [lo, hi] as a step list (either bound absent: open); none when both are.
+    static std::optional<StepList> step_range(std::optional<std::int64_t> lo, std::optional<std::int64_t> hi) {
+        if (!lo && !hi) return std::nullopt;
+        std::string error;
+        const std::int64_t a = std::max<std::int64_t>(lo.value_or(0), 0), b = hi.value_or(INT64_MAX);
+        if (b < a) return StepList::parse("0-0", error);  // nothing: step 0 is read and dropped by the window
+        return StepList::parse(std::to_string(a) + "-" + std::to_string(b), error);
+    }
+
+    // The gradient kind layer_grad reads: grad_reduced when it has norms, else grad_unreduced (catalog() lists the
+    // derived kind when either has).
+    std::string gradient_kind() {
+        const StoreCatalog c = base_->catalog();
+        const bool reduced = std::any_of(c.kinds.begin(), c.kinds.end(), [](const auto& k) {
+            return k.first == "grad_reduced" && std::find(k.second.begin(), k.second.end(), "norm") != k.second.end();
+        });
+        return reduced ? "grad_reduced" : "grad_unreduced";
+    }
 
     // The base kind's norms under `filter`'s rank and steps (the name filter is the derived name's), as
     // key -> value, a later run's value replacing an earlier one's; the keys in first-seen order.
@@ -186,12 +245,9 @@ private:
 
     void layer_grad(const PointFilter& filter, const std::function<void(const Point&)>& sink) {
         const auto pattern = pattern_of(filter);
-        const StoreCatalog c = base_->catalog();
-        const bool reduced =
-            std::any_of(c.kinds.begin(), c.kinds.end(), [](const auto& k) { return k.first == "grad_reduced"; });
         std::map<Key, double> norms_by_tensor;
         std::vector<Key> order;
-        norms(filter, reduced ? "grad_reduced" : "grad_unreduced", norms_by_tensor, &order);
+        norms(filter, gradient_kind(), norms_by_tensor, &order);
         std::map<Key, double> sums;  // (rank, vpp, layer, micro, step) -> sum of squares
         std::vector<Key> layer_order;
         for (const Key& key : order) {

@@ -110,6 +110,11 @@ TEST(TuiLayersPipeline, one_step_fixed_shows_the_whole_model_across_the_stages_a
     EXPECT_NE(screen.find("rank 2"), std::string::npos) << screen;
     EXPECT_NE(screen.find("rank 3"), std::string::npos) << screen;
     EXPECT_EQ(screen.find("rank 0 "), std::string::npos) << screen;
+    // r goes through the ranks listed, those holding the tensor: 2, 3, and round to 2.
+    for (const char* rank : {"step 12, rank 3, ", "step 12, rank 2, "}) {
+        t.send_keys("r", true);
+        ASSERT_FALSE(t.wait_for(rank, milliseconds(15000)).empty()) << rank << "\n" << t.capture();
+    }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "tests/support/test_env.hpp"
@@ -117,6 +119,36 @@ TEST_F(DerivedKinds, the_cli_marks_them_and_says_when_there_are_none) {
     auto bad = run({program("msmon"), "query", "--db", tmp_ / "store.db", "--derived", "--kind", "actv"});
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("stored one"), std::string::npos) << bad.err;
+}
+
+// A job whose reduced gradients carry no norm (min and max only) but whose unreduced ones do: the layer norms come
+// from the unreduced ones (the catalog lists the kind because of them), and a window reads only its steps.
+TEST(DerivedKindsInputs, layer_grad_reads_the_gradient_kind_that_has_norms_and_a_window_its_steps) {
+    TempDir tmp;
+    const std::string dir = tmp / "job/monitor_output/Nov26_00-00-00-rank0-0a1b2c3d";
+    std::filesystem::create_directories(dir);
+    std::ofstream reduced(dir + "/grad_reduced_0-9.csv"), unreduced(dir + "/grad_unreduced_0-9.csv");
+    reduced << "vpp_stage,name,step,min,max\n";
+    unreduced << "vpp_stage,name,step,norm\n";
+    const char* names[] = {"module.layers.0.fc1.weight", "module.layers.0.fc2.weight", "module.layers.1.fc1.weight"};
+    for (int step = 0; step < 10; ++step)
+        for (int n = 0; n < 3; ++n) {
+            reduced << "0," << names[n] << "," << step << ",-1,1\n";
+            unreduced << "0," << names[n] << "," << step << "," << (n + 1) * (step + 1) << "\n";
+        }
+    reduced.close(), unreduced.close();
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "s.db"}).exit_code, 0);
+    auto reader = with_derived_kinds(open_sqlite_reader(tmp / "s.db"));
+    const auto rows = reader->module_rows("derived.layer_grad", 0);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].name, "module.layers.0");
+    EXPECT_EQ(rows[1].name, "module.layers.1");
+    const auto series = reader->module_series({"derived.layer_grad", "norm", 0, rows, {5, 7, 0, std::nullopt}});
+    ASSERT_EQ(series.size(), 2u);
+    ASSERT_EQ(series[0].size(), 3u);  // steps 5, 6, 7 only
+    EXPECT_EQ(series[0][0].step, 5);
+    EXPECT_DOUBLE_EQ(series[0][0].value, std::sqrt(6.0 * 6 + 12.0 * 12));  // layer 0: norms 6 and 12 at step 5
+    EXPECT_DOUBLE_EQ(series[1][2].value, 24);                              // layer 1: one tensor, norm 3 x 8 at step 7
 }
 
 // msprobe's own xy run (activations only, ../shared): no derived kind is listed, and --derived says why.

@@ -69,6 +69,13 @@ TEST(ChartRobustY, a_spike_leaves_the_range_and_is_marked_on_the_top_edge) {
             EXPECT_EQ(text.find("↑"), std::string::npos) << text;
         }
     }
+    // Fewer than 50 values: 2% of them is not one value, nothing leaves the range (the top is the spike's).
+    std::vector<SeriesPoint> few(points.begin() + 40, points.begin() + 70);
+    o.clip_fraction = 0.02;
+    ScreenBuffer small(60, 20);
+    draw_chart(small, 0, 0, 60, 20, {{"rank 0", few, {}, false}}, o, Glyphs{});
+    EXPECT_GE(top_label(small), 400) << small.to_text();
+    EXPECT_EQ(small.to_text().find("↑"), std::string::npos) << small.to_text();
     // ASCII: the mark is an apostrophe on the top edge.
     o.clip_fraction = 0.02;
     ScreenBuffer ascii(60, 20);

@@ -52,8 +52,12 @@ LayersView::LayersView(SharedSelection& shared, IncidentIndex& incidents, std::f
     // clang-format on
 }
 
+std::optional<LayersView::Target> LayersView::cursor_target() const {
+    return selected_ >= frame_.top ? target(selected_ - frame_.top, cursor_column()) : std::nullopt;
+}
+
 void LayersView::keep_selected_tensor() {
-    const auto at = selected_ >= frame_.top ? target(selected_ - frame_.top, cursor_column()) : std::nullopt;
+    const auto at = cursor_target();
     if (at && !go_to_) go_to_ = GoTo{rank_, cursor_step_, at->name};
 }
 
@@ -118,7 +122,12 @@ Reaction LayersView::cycle_op() {
 }
 
 Reaction LayersView::next_rank(int delta) {
-    const auto& ranks = catalog_.ranks;
+    // The ranks in the order shown: the rows with one tensor fixed (those holding it), the columns stage by stage
+    // with one step fixed, else every rank.
+    const auto& ranks = frame_.fixed == Fixed::tensor && fixed_ == Fixed::tensor ? frame_.row_ranks
+                        : frame_.fixed == Fixed::step && fixed_ == Fixed::step && !frame_.ordered_ranks.empty()
+                            ? frame_.ordered_ranks
+                            : catalog_.ranks;
     if (ranks.empty()) return Reaction::none;
     auto it = std::find(ranks.begin(), ranks.end(), rank_);
     const auto n = static_cast<long>(ranks.size());
@@ -129,7 +138,7 @@ Reaction LayersView::next_rank(int delta) {
 }
 
 Reaction LayersView::switch_fixed() {
-    const auto at = selected_ >= top_ ? target(selected_ - top_, cursor_column()) : std::nullopt;
+    const auto at = cursor_target();
     switch (fixed_) {
         case Fixed::rank:  // the cursor's step on every rank, the same tensor selected
             fixed_ = Fixed::step;
@@ -181,11 +190,10 @@ Reaction LayersView::go_to_origin() {
 }
 
 Reaction LayersView::chart() {
-    const std::size_t column = cursor_column();
-    const auto t = selected_ >= top_ ? target(selected_ - top_, column) : std::nullopt;
+    const auto t = cursor_target();
     if (!t || t->name.empty()) return Reaction::none;
     ChartDrill drill;
-    drill.series = {kind_, op_, exact_name_pattern(t->name)};
+    drill.series = {frame_.kind, frame_.op, exact_name_pattern(t->name)};  // what the cell was read as
     drill.rank = t->rank;
     shared_.focus_step = t->step;
     shared_.drill = std::move(drill);

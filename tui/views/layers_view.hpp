@@ -81,6 +81,8 @@ private:
     std::size_t cursor_column() const;
     // The cell at a shown row (from top_) and column: its rank, step and tensor.
     std::optional<Target> target(std::size_t row, std::size_t column) const;
+    // The cell under the cursor, as read.
+    std::optional<Target> cursor_target() const;
     void apply_go_to();
 
     // Drawing (layers_view_draw.cpp).
@@ -115,11 +117,12 @@ private:
         int rank = -1;
         std::size_t top = 0;
         int rows_visible = 0, width = 0;
-        std::vector<ModuleRow> rows;    // Fixed::rank, ::step: the module rows; ::tensor: the tensor's micro rows
-        std::vector<GridRow> grid;      // Fixed::rank, ::step: the rows listed
-        std::vector<int> row_ranks;     // Fixed::tensor: the ranks listed
-        std::vector<int> column_ranks;  // Fixed::step: the ranks across
-        std::int64_t lo = 0, hi = -1;   // steps across (Fixed::rank, ::tensor); Fixed::step: the step, lo == hi
+        std::vector<ModuleRow> rows;     // Fixed::rank, ::step: the module rows; ::tensor: the tensor's micro rows
+        std::vector<GridRow> grid;       // Fixed::rank, ::step: the rows listed
+        std::vector<int> row_ranks;      // Fixed::tensor: the ranks listed
+        std::vector<int> column_ranks;   // Fixed::step: the ranks across (a page of ordered_ranks)
+        std::vector<int> ordered_ranks;  // Fixed::step: every rank, stage by stage
+        std::int64_t lo = 0, hi = -1;    // steps across (Fixed::rank, ::tensor); Fixed::step: the step, lo == hi
         // Per shown row (from top), per column: by value, against the row's own history, which tensor of a folded
         // row is shown, and the marks (0 none, 1 in an incident, 2 where the top incident began).
         std::vector<std::vector<ColumnStat>> values, levels;

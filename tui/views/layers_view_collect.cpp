@@ -1,6 +1,7 @@
 // Layers view: what collect() reads. Only the shown rows' series are read (Reader::module_series), over the
 // shown steps and the 8 before them (each cell's reference).
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -132,6 +133,7 @@ void LayersView::read_grid(Reader& reader) {
             for (int r : stage.ranks) ordered.push_back(r), in_order.push_back(&layout_.rows().at(r));
         frame_.rows = model_rows(in_order);
         frame_.stages = describe_stages(layout_.stages());
+        frame_.ordered_ranks = ordered;
         // The ranks across: every rank when they fit (a few columns each), else a page holding the rank in focus.
         const int n = static_cast<int>(ordered.size());
         cell_width_ = std::clamp(map_width_ / std::max(1, n), 1, 4);
@@ -265,7 +267,8 @@ std::size_t LayersView::cursor_column() const {
         return static_cast<std::size_t>(at - frame_.column_ranks.begin());
     }
     const std::int64_t step = cursor_step_.value_or(frame_.hi);
-    return step < frame_.lo ? 0 : static_cast<std::size_t>(step - frame_.lo);
+    // Left of what was read (a key moved it before the next read): no cell.
+    return step < frame_.lo ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(step - frame_.lo);
 }
 
 std::optional<LayersView::Target> LayersView::target(std::size_t row, std::size_t column) const {

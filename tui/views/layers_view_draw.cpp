@@ -58,10 +58,9 @@ std::string LayersView::title_line() const {
 }
 
 std::string LayersView::cursor_line() const {
-    if (selected_ < frame_.top) return {};
-    const std::size_t row = selected_ - frame_.top, column = cursor_column();
-    const auto t = target(row, column);
+    const auto t = cursor_target();
     if (!t) return {};
+    const std::size_t row = selected_ - frame_.top, column = cursor_column();
     std::string s = "step " + std::to_string(t->step) + ", rank " + std::to_string(t->rank) + ", " + t->name + ":";
     const ColumnStat& v = frame_.values[row][column];
     const ColumnStat& l = frame_.levels[row][column];

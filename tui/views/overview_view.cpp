@@ -77,6 +77,7 @@ void OverviewView::collect(Reader& reader) {
         if (layout_kind.empty() && !is_derived_kind(kind)) layout_kind = kind;
     if (!layout_kind.empty() && model_.catalog.ranks.size() <= 512)
         stage_layout_.update(reader, layout_kind, model_.catalog.ranks, std::chrono::seconds(60));
+    else stage_layout_ = RankLayout{};
     collect_heatmap(reader);
     // The selection is a rank, kept as the rows re-sort; this runs on every refresh, also behind other tabs, so it
     // never moves the selection, only starts one (the first row) when there is none.

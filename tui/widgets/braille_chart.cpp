@@ -367,15 +367,16 @@ std::pair<double, double> y_range(const std::vector<ChartSeries>& series, const 
             ylo = std::min(ylo, t), yhi = std::max(yhi, t);
             if (o.clip_fraction > 0) all.push_back(t);
         }
-    if (o.clip_fraction > 0 && !all.empty()) {
-        const auto at = [&](double q) {
-            const auto k = static_cast<std::size_t>(std::floor(q * static_cast<double>(all.size() - 1)));
+    // Each end loses floor(f * n) values (none while that is 0): 2% of 51 values cuts the top one and the bottom one.
+    const double f = std::clamp(o.clip_fraction, 0.0, 0.25);
+    const auto cut = static_cast<std::size_t>(std::floor(f * static_cast<double>(all.size())));
+    if (cut > 0) {
+        const auto at = [&](std::size_t k) {
             std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end());
             return all[k];
         };
-        const double f = std::clamp(o.clip_fraction, 0.0, 0.25);
-        ylo = at(f);
-        yhi = at(1 - f);
+        ylo = at(cut);
+        yhi = at(all.size() - 1 - cut);
     }
     const auto given = [&](const std::optional<double>& v, double& out) {
         if (v && std::isfinite(*v) && (!o.log_y || *v > 0)) out = o.log_y ? std::log10(*v) : *v;
