@@ -130,8 +130,15 @@ TEST_F(Tui, resize_to_80x24_and_back_redraws_without_overflow) {
     auto t = open(120, 40);
     ASSERT_FALSE(t->wait_for("steps 0-29", milliseconds(8000)).empty());
     t->resize(80, 24);
-    std::this_thread::sleep_for(milliseconds(400));
-    std::string small = t->wait_for("Overview", milliseconds(3000));
+    // The first frame at the new size once it is whole: a slowed (sanitized) build can be caught mid-redraw, the
+    // rows drawn and the status line not yet.
+    const auto status_line = [](const std::string& s) {
+        const auto l = lines_of(s);
+        return !l.empty() && l.back().find(" ranks | steps ") != std::string::npos;
+    };
+    std::string small =
+        t->screen_when([&](const std::string& s) { return s.find("Overview") != std::string::npos && status_line(s); },
+                       milliseconds(10000));
     ASSERT_FALSE(small.empty());
     auto lines = lines_of(small);
     EXPECT_LE(lines.size(), 24u);
