@@ -262,7 +262,7 @@ Json measure(const std::string& db, const Shape& s, int repeats) {
         });
     }
     phase("anomalies", kAnomaliesTargetMs, [&] { return reader->anomalies({}).size(); });
-    auto first_page = [&](tui::IncidentIndex& incidents) {
+    auto first_page = [&](IncidentIndex& incidents) {
         tui::SharedSelection shared;
         tui::AnomaliesView view(shared, incidents, [] {});
         view.collect(*reader);
@@ -273,16 +273,16 @@ Json measure(const std::string& db, const Shape& s, int repeats) {
     // As the TUI opens: 100k anomalies are over the incidents' limit, so the tab shows the ranked table the store
     // pages (and says why).
     phase("anomalies_first_page", 0, [&] {
-        tui::IncidentIndex incidents;
+        IncidentIndex incidents;
         return first_page(incidents);
     });
     // Had the limit allowed them: every anomaly read and grouped into incidents (the first frame, and each time
     // the anomaly count changes), then a refresh with no new anomaly (the count alone is read).
     phase("incidents_first_page_unlimited", 0, [&] {
-        tui::IncidentIndex incidents(kAnomalies);
+        IncidentIndex incidents(kAnomalies);
         return first_page(incidents);
     });
-    tui::IncidentIndex grouped(kAnomalies);
+    IncidentIndex grouped(kAnomalies);
     grouped.update(*reader);
     phase("incidents_refresh_unchanged", 0, [&] { return first_page(grouped); });
     reader.reset();

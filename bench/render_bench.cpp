@@ -146,7 +146,7 @@ void BM_OverviewViewFrame(benchmark::State& state) {
         return m;
     }();
     SharedSelection shared;
-    IncidentIndex incidents;
+    msmon::IncidentIndex incidents;
     OverviewView view(shared, incidents, [] {});
     view.set_model(model);
     ScreenBuffer buf(kWidth, kHeight);
@@ -185,7 +185,7 @@ void BM_AnomaliesSortFilterRedraw(benchmark::State& state) {
         return out;
     }();
     SharedSelection shared;
-    IncidentIndex incidents;
+    msmon::IncidentIndex incidents;
     AnomaliesView view(shared, incidents, [] {});
     view.set_list(list);
     ScreenBuffer buf(kWidth, kHeight);

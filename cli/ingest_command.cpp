@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -16,9 +17,11 @@
 #include "cli/commands.hpp"
 #include "core/args/arg_parser.hpp"
 #include "core/ingest/periodic_worker.hpp"
+#include "core/notify/incident_hook.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 #include "store/clickhouse/clickhouse_sink.hpp"
+#include "store/incident_index.hpp"
 #include "store/ingest_session.hpp"
 #include "store/prom_gauges.hpp"
 #include "store/reader.hpp"
@@ -30,7 +33,7 @@ namespace {
 const CommandSpec kIngestSpec{
     "ingest",
     "DIR... [--db PATH] [--follow] [--poll-ms N] [--monitor-config PATH] [--sink clickhouse://HOST:PORT/DB "
-    "--job ID [--node NAME]] [--prom-textfile DIR] [--json]",
+    "--job ID [--node NAME]] [--prom-textfile DIR] [--on-incident CMD] [--json]",
     "Reads msprobe monitor output (a job folder, a monitor_output root, or one rank folder) into the store.\n"
     "Only whole lines are read; each file's offset is committed with its rows, so a killed ingest resumes\n"
     "exactly where it stopped. With --follow it keeps tailing (inotify, or polling) until SIGINT/SIGTERM.",
@@ -52,6 +55,11 @@ const CommandSpec kIngestSpec{
         {"--node", "NAME", "the node name shipped rows are tagged with (default: the host name)"},
         {"--sink-interval-ms", "N", "ship at most once per N ms (default 1000)"},
         {"--prom-textfile", "DIR", "write per-rank gauges to DIR/msmon.prom (node_exporter's textfile collector)"},
+        {"--on-incident", "CMD",
+         "run CMD (by /bin/sh -c) once per new incident, the incident as one JSON object on its stdin\n"
+         "and MSMON_STEP, MSMON_RANK, MSMON_JOB, MSMON_STORE set; incidents already in the store are\n"
+         "not new. One at a time, never holding up ingest; a failure is logged, not retried"},
+        {"--on-incident-timeout", "S", "kill an --on-incident run (its process group) after S seconds (default 20)"},
         {"--json", "", "print the summary as one JSON document"},
     },
     1,
@@ -173,6 +181,21 @@ int run_ingest_command(int argc, char** argv) {
         }
     }
 
+    const std::string on_incident = args->value("--on-incident").value_or("");
+    std::chrono::milliseconds hook_timeout(20000);
+    if (auto t = args->value("--on-incident-timeout")) {
+        auto d = parse_double(*t);
+        if (!d || !(*d > 0) || *d > 86400) {
+            std::fprintf(stderr, "msmon ingest: --on-incident-timeout takes seconds (0 < S <= 86400)\n");
+            return kExitUsage;
+        }
+        hook_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*d * 1000));
+    }
+    if (args->has("--on-incident") && on_incident.find_first_not_of(" \t") == std::string::npos) {
+        std::fprintf(stderr, "msmon ingest: --on-incident needs a command\n");
+        return kExitUsage;
+    }
+
     IngestSession::OpenStatus status;
     auto session =
         IngestSession::open(db, options, status, error, sink ? ClickHouseShipper::destination(*sink) : std::string());
@@ -244,7 +267,64 @@ int run_ingest_command(int argc, char** argv) {
         spdlog::error("{}", e.what());
         return kExitFailure;
     }
+    // --on-incident: incidents already in the store are known; each new one runs the command once.
+    std::unique_ptr<HookRunner> hook;
+    std::unique_ptr<Reader> hook_reader;
+    IncidentIndex hook_index;
+    NewIncidents news;
+    std::vector<std::string> job_folders;
+    for (const std::string& root : options.roots) {
+        std::error_code ec;
+        const auto abs = std::filesystem::absolute(root, ec);
+        job_folders.push_back(ec ? root : abs.lexically_normal().string());
+    }
+    bool warned_ungrouped = false;
+    auto announce_incidents = [&]() {
+        try {
+            if (!hook_index.update(*hook_reader)) return true;
+            if (!hook_index.grouped()) {
+                if (!warned_ungrouped) {
+                    const std::string msg = "--on-incident: the store holds more than " +
+                                            std::to_string(hook_index.max_anomalies()) +
+                                            " anomalies; they are not grouped into incidents, and no command runs";
+                    spdlog::warn("{}", msg);
+                    std::lock_guard lock(print_mu);
+                    std::fprintf(stderr, "msmon: %s\n", msg.c_str());
+                }
+                warned_ungrouped = true;
+                return true;
+            }
+            const auto set = hook_index.set();
+            for (const std::size_t i : news.take(set->anomalies, set->incidents)) {
+                spdlog::info("new incident: {}", incident_headline(set->anomalies, set->incidents[i]));
+                hook->submit(incident_hook_event(set->anomalies, set->incidents[i], job_folders));
+            }
+        } catch (const std::exception& e) {
+            spdlog::warn("--on-incident: reading the store's incidents: {}", e.what());
+            return false;
+        }
+        return true;
+    };
+    std::unique_ptr<PeriodicWorker> hook_worker;
+    if (!on_incident.empty()) {
+        try {
+            hook_reader = open_sqlite_reader(db);
+            hook_index.update(*hook_reader);
+            news.prime(hook_index.anomalies());
+        } catch (const std::exception& e) {
+            spdlog::error("{}", e.what());
+            return kExitFailure;
+        }
+        hook = std::make_unique<HookRunner>(HookOptions{on_incident, hook_timeout, 64, hook_base_env(job_folders, db)},
+                                            [&](const std::string& msg) {
+                                                std::lock_guard lock(print_mu);
+                                                std::fprintf(stderr, "msmon: %s\n", escape_for_terminal(msg).c_str());
+                                            });
+    }
     if (options.follow) {
+        if (hook)
+            hook_worker = std::make_unique<PeriodicWorker>(announce_incidents, std::chrono::milliseconds(1000),
+                                                           std::chrono::milliseconds(5000));
         if (shipper)
             ship_worker = std::make_unique<PeriodicWorker>(ship, sink_interval,
                                                            std::max(sink_interval, std::chrono::milliseconds(2000)));
@@ -256,6 +336,7 @@ int run_ingest_command(int argc, char** argv) {
             if (print) print(info);
             if (ship_worker) ship_worker->wake();
             if (prom_worker) prom_worker->wake();
+            if (hook_worker) hook_worker->wake();
         };
     }
     g_engine = &engine;
@@ -266,10 +347,14 @@ int run_ingest_command(int argc, char** argv) {
     // Stopping a worker runs its task once more: the last rows ship, the last gauges are written.
     if (ship_worker) ship_worker->stop();
     if (prom_worker) prom_worker->stop();
+    if (hook_worker) hook_worker->stop();
     if (!options.follow) {
         if (shipper) ship();
         if (gauges) write_gauges();
+        if (hook) announce_incidents();
     }
+    // Every queued run gets its turn (each ends at its timeout at the latest; at most 64 wait).
+    if (hook) hook->finish(hook_timeout * 65 + std::chrono::seconds(65));
     if (!ok) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -298,6 +383,13 @@ int run_ingest_command(int argc, char** argv) {
         j["repeats"] = summary.repeats;
         j["cross_rank_waiting_peak_bytes"] = c.cross_rank_peak_bytes.load();
         j["seconds"] = seconds;
+        if (hook) {
+            const auto& h = hook->counters();
+            j["on_incident"] = {{"ran", h.ran.load()},
+                                {"failed", h.failed.load()},
+                                {"timed_out", h.timed_out.load()},
+                                {"dropped", h.dropped.load()}};
+        }
         if (shipper) {
             j["shipped_values"] = shipper->counters().values.load();
             j["ship_failures"] = shipper->counters().failures.load();
@@ -313,6 +405,14 @@ int run_ingest_command(int argc, char** argv) {
             static_cast<long long>(summary.ranks), static_cast<long long>(summary.runs),
             static_cast<unsigned long long>(c.issues.load()), seconds, db.c_str());
         if (c.issues.load() > 0) std::printf("malformed lines are listed in the log (%s)\n", "msmon.log");
+        if (hook) {
+            const auto& h = hook->counters();
+            std::printf("--on-incident: ran %llu times, %llu failed (%llu past the timeout), %llu dropped\n",
+                        static_cast<unsigned long long>(h.ran.load() + h.failed.load()),
+                        static_cast<unsigned long long>(h.failed.load()),
+                        static_cast<unsigned long long>(h.timed_out.load()),
+                        static_cast<unsigned long long>(h.dropped.load()));
+        }
         if (shipper)
             std::printf("shipped %llu values to %s\n",
                         static_cast<unsigned long long>(shipper->counters().values.load()),

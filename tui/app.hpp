@@ -11,7 +11,7 @@
 
 #include "store/reader.hpp"
 #include "tui/command_table.hpp"
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/line_editor.hpp"
 

@@ -22,6 +22,9 @@
 namespace msmon {
 
 inline constexpr std::int64_t kDriftSpan = 64;
+// Incidents scored below this are msprobe's per-step noise (a mean near zero, a NaN placeholder): no mark in the
+// TUI, no bell, no --on-incident command.
+inline constexpr double kIncidentScore = 20;
 
 struct Incident {
     std::size_t origin = 0;            // index into the anomalies given

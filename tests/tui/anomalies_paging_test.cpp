@@ -61,7 +61,7 @@ TEST(AnomaliesPaging, scrolling_past_the_rows_read_reloads_and_every_row_matches
     ASSERT_EQ(model.size(), 1000u);
 
     tui::SharedSelection shared;
-    tui::IncidentIndex incidents;
+    IncidentIndex incidents;
     tui::AnomaliesView view(shared, incidents, [] {});
     view.collect(*reader);
     // The tab opens on incidents; the table that the store pages is the sort after them (s), from its first row.
@@ -101,7 +101,7 @@ TEST(AnomaliesPaging, past_the_incidents_limit_the_tab_shows_the_paged_ranked_ta
     fill(tmp / "s.db");
     auto reader = open_sqlite_reader(tmp / "s.db");
     tui::SharedSelection shared;
-    tui::IncidentIndex incidents(1000);
+    IncidentIndex incidents(1000);
     tui::AnomaliesView view(shared, incidents, [] {});
     view.collect(*reader);
     tui::ScreenBuffer buf(120, 30);

@@ -104,7 +104,7 @@ TEST(AnomaliesTable80, the_table_names_keep_their_layer_and_kinds_are_whole) {
             list.push_back(a);
         }
     tui::SharedSelection shared;
-    tui::IncidentIndex incidents;
+    IncidentIndex incidents;
     tui::AnomaliesView view(shared, incidents, [] {});
     view.set_list(list);
     tui::ScreenBuffer buf(80, 24);

@@ -43,7 +43,7 @@ TEST(IncidentRows, an_expanded_incident_shows_each_value_against_its_reference_a
     }
     auto reader = open_sqlite_reader(tmp / "s.db");
     tui::SharedSelection shared;
-    tui::IncidentIndex incidents;
+    IncidentIndex incidents;
     tui::AnomaliesView view(shared, incidents, [] {});
     view.collect(*reader);
     tui::Reaction r = tui::Reaction::none;

@@ -39,7 +39,7 @@ protected:
     TempDir tmp_;
     std::unique_ptr<Reader> reader_;
     tui::SharedSelection shared_;
-    tui::IncidentIndex incidents_;
+    IncidentIndex incidents_;
     std::unique_ptr<tui::LayersView> view_;
     int charts_ = 0;
 };

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "store/reader.hpp"
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 #include "tui/models/module_filter.hpp"
 #include "tui/widgets/downsample.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "tui/models/anomaly_table.hpp"
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {

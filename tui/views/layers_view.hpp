@@ -13,7 +13,7 @@
 #include <optional>
 #include <set>
 
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/module_filter.hpp"
 #include "tui/models/pipeline_stages.hpp"

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 #include "tui/models/rank_layout.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/downsample.hpp"

@@ -1,7 +1,7 @@
 // The TUI's incidents: every anomaly read and grouped again only when the store's anomaly count changes; the
 // Overview's marks follow incidents (every rank of a severe one, none of msprobe's noise); past the limit
 // nothing is read whole and the store's own marks stand in.
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 
 #include <gtest/gtest.h>
 
@@ -70,7 +70,7 @@ TEST(IncidentIndex, regroups_only_when_the_anomaly_count_changes) {
         {anomaly("detected", "NonFinite", 3, 35, "grad_reduced", 100),
          anomaly("detected", "Jump", 0, 20, "grad_unreduced", 80), anomaly("detected", "Jump", 1, 20, "exp_avg", 80)});
     CountingReader reader(db);
-    tui::IncidentIndex index;
+    IncidentIndex index;
     EXPECT_TRUE(index.update(reader));
     EXPECT_TRUE(index.grouped());
     ASSERT_EQ(index.incidents().size(), 2u);
@@ -95,7 +95,7 @@ TEST(IncidentIndex, marks_every_rank_of_a_severe_incident_and_no_rank_of_msprobe
              anomaly("detected", "Jump", 1, 10, "grad_reduced", 5),  // weak alone; in the incident all the same
              anomaly("msprobe", "AnomalyTurbulence", 2, 3, "actv", 2)});
     CountingReader reader(db);
-    tui::IncidentIndex index;
+    IncidentIndex index;
     index.update(reader);
     EXPECT_EQ(index.incidents().size(), 2u);
     EXPECT_EQ(index.marks(), (std::vector<std::pair<int, std::int64_t>>{{0, 10}, {1, 10}}));
@@ -108,7 +108,7 @@ TEST(IncidentIndex, past_its_limit_it_reads_no_anomaly_whole_and_the_stores_mark
         {anomaly("detected", "NonFinite", 0, 10, "actv", 100), anomaly("detected", "Jump", 1, 10, "grad_reduced", 5),
          anomaly("msprobe", "AnomalyTurbulence", 2, 3, "actv", 2)});
     CountingReader reader(db);
-    tui::IncidentIndex index(2);
+    IncidentIndex index(2);
     EXPECT_TRUE(index.update(reader));
     EXPECT_FALSE(index.grouped());
     EXPECT_TRUE(index.over_limit());

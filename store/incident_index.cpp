@@ -1,10 +1,10 @@
 // Incidents regrouped when the store's anomaly count changes.
-#include "tui/models/incident_index.hpp"
+#include "store/incident_index.hpp"
 
 #include <algorithm>
 #include <limits>
 
-namespace msmon::tui {
+namespace msmon {
 
 bool IncidentIndex::update(Reader& reader) {
     // No step comes after the last one: the marks query returns nothing and costs one index probe; the count
@@ -35,4 +35,4 @@ bool IncidentIndex::update(Reader& reader) {
     return true;
 }
 
-}  // namespace msmon::tui
+}  // namespace msmon

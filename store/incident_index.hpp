@@ -1,7 +1,8 @@
-// The run's incidents for the TUI (core/detect/incidents): every anomaly read and grouped again only when the
-// store's anomaly count changes, not on every refresh; past a limit it does not group at all, and says so
-// through grouped(). The Anomalies tab lists the incidents, the Overview marks the ranks in them, the status
-// line counts them. update() is the only I/O; views call it from collect().
+// The run's incidents as a store holds them (core/detect/incidents): every anomaly read and grouped again only
+// when the store's anomaly count changes, not on every refresh; past a limit it does not group at all, and says
+// so through grouped(). In the TUI the Anomalies tab lists the incidents, the Overview marks the ranks in them,
+// the status line counts them (update() is the only I/O; views call it from collect()); `msmon ingest
+// --on-incident` finds its new incidents with it.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 #include "core/detect/incidents.hpp"
 #include "store/reader.hpp"
 
-namespace msmon::tui {
+namespace msmon {
 
 // Every anomaly (Reader::anomalies order) and their incidents, most severe first, as one update() read them.
 struct IncidentSet {
@@ -25,7 +26,7 @@ public:
     // Reading 50,000 anomalies costs ~120 ms (Reader::anomalies, ~2.3 µs each): more than a refresh may take.
     static constexpr std::int64_t kDefaultMaxAnomalies = 50000;
     // Incidents (and, past the limit, anomalies) scored below this are msprobe's per-step noise: no mark.
-    static constexpr double kMarkScore = 20;
+    static constexpr double kMarkScore = kIncidentScore;
 
     explicit IncidentIndex(std::int64_t max_anomalies = kDefaultMaxAnomalies) : max_anomalies_(max_anomalies) {}
 
@@ -61,4 +62,4 @@ private:
     std::uint64_t generation_ = 0;
 };
 
-}  // namespace msmon::tui
+}  // namespace msmon
