@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "store/incident_index.hpp"
 #include "store/reader.hpp"
 #include "tui/command_table.hpp"
-#include "store/incident_index.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/line_editor.hpp"
 

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include "store/reader.hpp"
 #include "store/incident_index.hpp"
+#include "store/reader.hpp"
 #include "tui/models/module_filter.hpp"
 #include "tui/widgets/downsample.hpp"
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <set>
 
-#include "tui/models/anomaly_table.hpp"
 #include "store/incident_index.hpp"
+#include "tui/models/anomaly_table.hpp"
 #include "tui/views/view.hpp"
 
 namespace msmon::tui {
