@@ -47,6 +47,8 @@ public:
     // Handles one key; returns false when the app should quit.
     bool handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw);
     AppStatus& status() { return status_; }
+    // The run's incidents as the last collect() read them (the event loop announces the new ones).
+    const IncidentIndex& incidents() const { return incidents_; }
     // The visible view shows a file that changes without new data: collect() it every second.
     bool visible_view_watches_files() const { return view(current_).watches_files(); }
     // The frame just composed was drawn from data read for another size: collect() and compose again.

@@ -15,10 +15,12 @@
 #include <string>
 #include <thread>
 
+#include "core/notify/incident_hook.hpp"
 #include "core/text/display_escape.hpp"
 #include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
 #include "tui/launch_options.hpp"
+#include "tui/notification.hpp"
 #include "tui/terminal.hpp"
 
 namespace msmon::tui {
@@ -36,6 +38,61 @@ extern "C" void on_quit_signal(int) {
         [[maybe_unused]] auto n = ::write(g_wake_fd, &one, sizeof one);
     }
 }
+
+// New incidents, announced: the bell and a desktop notification through the terminal, a notice on the status line,
+// the user's --on-incident command. Incidents the store held before ingest caught up with the job are the
+// backlog, known already: only what arrives while watching is news.
+class IncidentAnnouncer {
+public:
+    IncidentAnnouncer(const LaunchOptions& o, const std::string& store)
+        : target_(notify_target_from_env(o.bell, o.desktop_notify)) {
+        if (!o.dir.empty()) {
+            std::error_code ec;
+            const auto abs = std::filesystem::absolute(o.dir, ec);
+            jobs_.push_back(ec ? o.dir : abs.lexically_normal().string());
+        }
+        if (!o.on_incident.empty())
+            hook_ = std::make_unique<HookRunner>(
+                HookOptions{o.on_incident, std::chrono::milliseconds(o.on_incident_timeout_ms), 64,
+                            hook_base_env(jobs_, store)},
+                [](const std::string& msg) { spdlog::warn("{}", msg); });
+    }
+    ~IncidentAnnouncer() {
+        if (hook_) hook_->finish(std::chrono::seconds(5));
+    }
+
+    // After a collect: `live` once the backlog is read. Returns the headline of the newest incident announced.
+    std::string update(const IncidentIndex& index, bool live, Terminal& term) {
+        if (!index.grouped()) return "";
+        // The first read once live holds the whole backlog (ingest had committed it before it said so).
+        const bool first_live = live && !was_live_;
+        was_live_ = live;
+        if (!first_live && index.generation() == generation_) return "";
+        generation_ = index.generation();
+        const auto set = index.set();
+        if (!live || first_live) {
+            news_.prime(set->anomalies);
+            return "";
+        }
+        std::string last;
+        for (const std::size_t i : news_.take(set->anomalies, set->incidents)) {
+            const Incident& inc = set->incidents[i];
+            last = incident_headline(set->anomalies, inc);
+            spdlog::info("new incident: {}", last);
+            if (target_.bell || target_.desktop) term.write_raw(notification_bytes(last, target_));
+            if (hook_) hook_->submit(incident_hook_event(set->anomalies, inc, jobs_));
+        }
+        return last;
+    }
+
+private:
+    NotifyTarget target_;
+    std::vector<std::string> jobs_;
+    std::unique_ptr<HookRunner> hook_;
+    NewIncidents news_;
+    std::uint64_t generation_ = 0;
+    bool was_live_ = false;
+};
 
 }  // namespace
 
@@ -80,6 +137,10 @@ int run_live(const LaunchOptions& o) {
             std::uint64_t one = 1;
             [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
         };
+        engine.on_caught_up = [wake] {
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
+        };
         engine.on_notice = [&](const std::string& m) {
             std::lock_guard lock(notice_mu);
             notice = m;
@@ -120,6 +181,7 @@ int run_live(const LaunchOptions& o) {
     App app(std::move(reader), o.config_path);
     app.status().source = !o.store.empty() ? o.store : o.store_only() ? o.db : o.dir;
     std::string store_failure;
+    IncidentAnnouncer announcer(o, o.store.empty() ? o.db : o.store);
     {
         Terminal term;
         using Clock = std::chrono::steady_clock;
@@ -127,11 +189,22 @@ int run_live(const LaunchOptions& o) {
         auto last_frame = Clock::now() - std::chrono::seconds(1);
         auto rate_time = Clock::now();
         std::uint64_t rate_values = 0;
-        bool reload = true, redraw = true, running = true;
+        bool reload = true, redraw = true, running = true, announced_once = false;
         while (running) {
             const auto now = Clock::now();
             if ((reload || redraw) && now - last_frame >= frame) {
-                if (reload) collect_safely(app, store_failure);
+                if (reload) {
+                    collect_safely(app, store_failure);
+                    // Not ingesting here (another msmon writes the store, or ClickHouse): what the first read
+                    // found is the backlog.
+                    const bool live = session ? session->engine().caught_up() : announced_once;
+                    announced_once = true;
+                    const std::string headline = announcer.update(app.incidents(), live, term);
+                    if (!headline.empty()) {
+                        std::lock_guard lock(notice_mu);
+                        notice = "new incident: " + headline;
+                    }
+                }
                 AppStatus& st = app.status();
                 if (session) {
                     const auto& c = session->engine().counters();

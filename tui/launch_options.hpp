@@ -13,6 +13,11 @@ struct LaunchOptions {
     std::string dir, db, snapshot, monitor_config, config_path, store, job;
     int width = 120, height = 40, poll_ms = 0, demo_step_ms = 500;
     bool demo = false;
+    // A new incident (while watching, not one of the backlog read at start): the bell, a desktop notification
+    // through the terminal (tui/notification.hpp), and the user's command (core/notify/hook_runner.hpp).
+    bool bell = true, desktop_notify = true;
+    std::string on_incident;
+    int on_incident_timeout_ms = 20000;
     // No DIR, only --db: an existing store, shown as it is (nothing ingests, nothing is written).
     bool store_only() const { return dir.empty() && store.empty(); }
 };

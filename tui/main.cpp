@@ -20,7 +20,8 @@ namespace {
 
 const CommandSpec kTuiSpec{
     "",
-    "[DIR] [--db PATH] [--config PATH] [--poll-ms N] [--demo] [--snapshot VIEW --size WxH]",
+    "[DIR] [--db PATH] [--config PATH] [--poll-ms N] [--demo] [--no-bell] [--no-notify] [--on-incident CMD]\n"
+    "       [--snapshot VIEW --size WxH]",
     "Follows a training job's msprobe and MindFormers output live and shows every rank. DIR is the job folder\n"
     "(or monitor_output/, or one rank folder). Also:\n"
     "  msmon-tui --db PATH                               an existing store, read only, following no folder\n"
@@ -43,6 +44,12 @@ const CommandSpec kTuiSpec{
          "event files with the run config and MoE expert load, expert 3 of layer_1 taking most\n"
          "tokens from step 10) and open on it"},
         {"--demo-step-ms", "MS", "the demo's pace (default 500 ms per step)"},
+        {"--no-bell", "", "no terminal bell for a new incident"},
+        {"--no-notify", "", "no desktop notification (OSC 9 / OSC 777) for a new incident"},
+        {"--on-incident", "CMD",
+         "run CMD (by /bin/sh -c) once per new incident seen while watching, the incident as one\n"
+         "JSON object on its stdin (as msmon ingest --on-incident)"},
+        {"--on-incident-timeout", "S", "kill an --on-incident run after S seconds (default 20)"},
         {"--snapshot", "VIEW",
          "ingest, print one frame of VIEW (overview, chart, anomalies, health, config, experts, layers)\n"
          "as text, exit"},
@@ -75,6 +82,18 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
     o.config_path = args->value("--config").value_or("");
     o.snapshot = args->value("--snapshot").value_or("");
     o.demo = args->has("--demo");
+    o.bell = !args->has("--no-bell");
+    o.desktop_notify = !args->has("--no-notify");
+    if (args->has("--on-incident")) {
+        o.on_incident = *args->value("--on-incident");
+        if (o.on_incident.find_first_not_of(" \t") == std::string::npos)
+            return usage_error("--on-incident needs a command");
+    }
+    if (auto v = args->value("--on-incident-timeout")) {
+        const auto d = parse_double(*v);
+        if (!d || !(*d > 0) || *d > 86400) return usage_error("--on-incident-timeout takes seconds (0 < S <= 86400)");
+        o.on_incident_timeout_ms = static_cast<int>(*d * 1000);
+    }
     if (auto v = args->value("--demo-step-ms")) {
         const auto n = parse_int(*v);
         if (!n || *n < 10 || *n > 60000) return usage_error("--demo-step-ms takes 10..60000");

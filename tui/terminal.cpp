@@ -7,8 +7,11 @@
 #endif
 #include <curses.h>
 #include <langinfo.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <clocale>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -190,6 +193,16 @@ int Terminal::read_key(MouseEvent& mouse) {
     if (ch == '\t') return kKeyTab;
     if (ch == 127 || ch == 8) return kKeyBackspace;
     return static_cast<int>(ch);
+}
+
+void Terminal::write_raw(const std::string& bytes) {
+    std::fflush(stdout);  // curses' own output first: the bytes never land inside one of its sequences
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(STDOUT_FILENO, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // the terminal is gone or full: a notification is not worth blocking for
+        done += static_cast<std::size_t>(n);
+    }
 }
 
 }  // namespace msmon::tui

@@ -29,6 +29,8 @@ public:
     // Next key without waiting; kKeyNone when there is none.
     int read_key(MouseEvent& mouse);
     int input_fd() const { return 0; }
+    // Writes `bytes` (a bell, an OSC notification) straight to the terminal, after what curses has drawn.
+    void write_raw(const std::string& bytes);
 
 private:
     int attr_for(const Style& s) const;

@@ -96,8 +96,8 @@ std::string incident_json(const std::vector<AnomalyRecord>& anomalies, const Inc
 std::string incident_headline(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,
                               std::size_t max_bytes) {
     const AnomalyRecord& o = anomalies[incident.origin];
-    std::string line = "msmon: " + format_double(o.value) + " in " + o.kind + " at step " + std::to_string(o.step) +
-                       ", rank " + std::to_string(o.rank);
+    std::string line = format_double(o.value) + " in " + o.kind + " at step " + std::to_string(o.step) + ", rank " +
+                       std::to_string(o.rank);
     if (!o.name.empty()) line += ", " + o.name;
     line += " (" + o.rule;
     if (incident.ranks.size() > 1) line += ", " + std::to_string(incident.ranks.size()) + " ranks";

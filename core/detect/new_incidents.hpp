@@ -36,7 +36,8 @@ std::string anomaly_identity(const AnomalyRecord& a);
 std::string incident_json(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,
                           const std::vector<std::string>& job_folders);
 
-// One line for a person (a desktop notification, a log line): "msmon: nan at step 11, rank 3, <module> (NonFinite)".
+// One line for a person (a desktop notification, a log line):
+// "nan in actv at step 11, rank 3, <module> (NonFinite, 4 ranks)".
 // Control bytes from the monitored files are dropped; at most `max_bytes` bytes, cut on a character boundary.
 std::string incident_headline(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,
                               std::size_t max_bytes = 200);

@@ -97,6 +97,7 @@ struct IngestEngine::Impl {
     IngestStore& store;
     IngestOptions options;
     std::atomic<bool> stopping{false};
+    std::atomic<bool> caught_up{false};
     std::atomic<ChangeWatcher*> watcher_ptr{nullptr};
     std::unique_ptr<ChangeWatcher> watcher;
     std::vector<std::unique_ptr<ChangeWatcher>> retired;
@@ -769,6 +770,12 @@ struct IngestEngine::Impl {
                 retry_missing_roots();
             }
             flush();
+            if (!caught_up.load() && dirty.empty()) {
+                // Everything there was when run() began is read; once it is committed, what comes next is live.
+                committer->wait_committed();
+                caught_up.store(true);
+                if (owner.on_caught_up) owner.on_caught_up();
+            }
             changes.clear();
             bool rescan = false;
             watcher->wait(wait_ms(), changes, rescan);
@@ -795,6 +802,10 @@ bool IngestEngine::run(std::string& error) {
 void IngestEngine::stop() {
     impl_->stopping.store(true);
     if (ChangeWatcher* w = impl_->watcher_ptr.load()) w->wake();
+}
+
+bool IngestEngine::caught_up() const {
+    return impl_->caught_up.load();
 }
 
 const char* IngestEngine::watch_mode() const {

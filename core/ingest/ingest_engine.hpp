@@ -52,6 +52,9 @@ public:
 
     // Called on the writer thread after every commit.
     std::function<void(const CommitInfo&)> on_commit;
+    // Called once on the reader thread when every file there was when run() began has been read and committed:
+    // from then on, what is committed was written while msmon watched.
+    std::function<void()> on_caught_up;
     // Things the user should see (fallback to polling, commit failures, ...). Called from either thread.
     std::function<void(const std::string&)> on_notice;
 
@@ -62,6 +65,8 @@ public:
 
     const IngestCounters& counters() const { return counters_; }
     const char* watch_mode() const;
+    // on_caught_up has been called (any thread).
+    bool caught_up() const;
     // Distinct ranks read so far (any thread).
     std::size_t rank_count() const;
 

@@ -1,0 +1,88 @@
+// Which incidents are new: an incident once, whatever it grows into; the backlog never; msprobe's noise never;
+// the incident as JSON (ASCII only, non-finite values as null beside their text).
+#include "core/detect/new_incidents.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace msmon {
+namespace {
+
+AnomalyRecord anomaly(const char* rule, int rank, std::int64_t step, double score, const char* name = "layers.0.fc1") {
+    AnomalyRecord a;
+    a.source = "detected";
+    a.rule = rule;
+    a.rank = rank;
+    a.step = step;
+    a.kind = "grad_reduced";
+    a.name = name;
+    a.op = "norm";
+    a.score = score;
+    a.call_id = 0;
+    return a;
+}
+
+std::vector<std::size_t> take(NewIncidents& news, const std::vector<AnomalyRecord>& all) {
+    return news.take(all, group_incidents(all));
+}
+
+TEST(NewIncidents, an_incident_is_news_once_whatever_it_grows_into) {
+    NewIncidents news;
+    std::vector<AnomalyRecord> all = {anomaly("NonFinite", 3, 11, 100)};
+    EXPECT_EQ(take(news, all).size(), 1u);
+    all.push_back(anomaly("NonFinite", 0, 11, 100));  // the same step: the same incident, grown
+    all.push_back(anomaly("NonFinite", 1, 12, 100));  // msmon's detections chain into the step before
+    EXPECT_TRUE(take(news, all).empty());
+    all.push_back(anomaly("Jump", 2, 500, 80));  // far later: another event
+    const auto fresh = take(news, all);
+    ASSERT_EQ(fresh.size(), 1u);
+    EXPECT_EQ(group_incidents(all)[fresh[0]].first_step, 500);
+    EXPECT_TRUE(take(news, all).empty());
+}
+
+TEST(NewIncidents, the_backlog_and_msprobe_noise_are_never_news) {
+    NewIncidents news;
+    std::vector<AnomalyRecord> all = {anomaly("Jump", 0, 5, 80)};
+    news.prime(all);
+    EXPECT_TRUE(take(news, all).empty());
+    AnomalyRecord noise = anomaly("AnomalyTurbulence", 0, 40, 1.5);
+    noise.source = "msprobe";
+    all.push_back(noise);
+    EXPECT_TRUE(take(news, all).empty()) << "a mean near zero is not an incident worth a bell";
+    // Noise first, then a NaN at the same step: the incident is news when it becomes worth it.
+    all.push_back(anomaly("NonFinite", 0, 40, 100));
+    EXPECT_EQ(take(news, all).size(), 1u);
+}
+
+TEST(NewIncidents, json_is_ascii_and_keeps_hostile_names_and_non_finite_values_exact) {
+    const std::string hostile = "layers.0.$(touch x);`y`\x1b]0;t\x07\xe4\xb8\xad\xff.weight";
+    AnomalyRecord a = anomaly("NonFinite", 3, 11, 100, hostile.c_str());
+    a.value = std::nan("");
+    a.reference = 0.5;
+    const std::vector<AnomalyRecord> all = {a};
+    const auto incidents = group_incidents(all);
+    const std::string text = incident_json(all, incidents[0], {"/data/job"});
+    for (unsigned char c : text) ASSERT_TRUE(c >= 0x20 && c < 0x7f) << "byte " << int(c);
+    const auto j = nlohmann::json::parse(text);
+    EXPECT_TRUE(j["value"].is_null());
+    EXPECT_EQ(j["value_text"], "nan");
+    EXPECT_EQ(j["reference"], 0.5);
+    EXPECT_EQ(j["step"], 11);
+    EXPECT_EQ(j["rank"], 3);
+    EXPECT_EQ(j["job"], "/data/job");
+    // The valid UTF-8 and the shell text arrive as they were; the one invalid byte is replaced.
+    const std::string module = j["module"];
+    EXPECT_EQ(module.substr(0, hostile.size() - 8), hostile.substr(0, hostile.size() - 8));
+    EXPECT_NE(module.find("\xe4\xb8\xad"), std::string::npos);
+    EXPECT_NE(module.find("\xef\xbf\xbd.weight"), std::string::npos);
+
+    const std::string headline = incident_headline(all, incidents[0], 60);
+    EXPECT_LE(headline.size(), 60u);
+    EXPECT_EQ(headline.find('\x1b'), std::string::npos);
+    EXPECT_EQ(headline.substr(0, 34), "nan in grad_reduced at step 11, ra");
+}
+
+}  // namespace
+}  // namespace msmon

@@ -1,0 +1,157 @@
+// A new incident reaches the person at the terminal once: msmon-tui rings the bell and writes a desktop
+// notification (OSC 9 and OSC 777, wrapped for tmux's passthrough inside tmux), puts the incident on the status
+// line, and runs --on-incident's command with the incident's JSON. The backlog read at start (an incident that
+// was already in the job's files) rings nothing. The bytes are what tmux recorded from the program (pipe-pane).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::size_t count_of(const std::string& haystack, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
+    return n;
+}
+
+std::string last_line(const std::string& screen) {
+    const auto lines = lines_of(screen);
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+        if (it->find_first_not_of(' ') != std::string::npos) return *it;
+    return "";
+}
+
+// Writes step `step` of grad_reduced on every rank, as the job would: the step before's rows with the step
+// changed; on `nan_rank` the first tensor's norm is NaN.
+void write_next_step(const std::string& job, int step, int nan_rank) {
+    for (const auto& entry : std::filesystem::directory_iterator(job + "/monitor_output")) {
+        const std::string folder = entry.path().string();
+        const int rank = std::stoi(folder.substr(folder.rfind("-rank") + 5));
+        std::istringstream in(
+            read_file(folder + "/grad_reduced_" + std::to_string(step - 1) + "-" + std::to_string(step - 1) + ".csv"));
+        std::string out, line;
+        std::getline(in, line);
+        out += line + "\n";  // vpp_stage,name,step,min,max,norm,...
+        bool first = true;
+        while (std::getline(in, line)) {
+            std::vector<std::string> cells;
+            std::string cell;
+            bool quoted = false;
+            for (char c : line) {
+                if (c == '"') quoted = !quoted;
+                if (c == ',' && !quoted) {
+                    cells.push_back(cell);
+                    cell.clear();
+                } else {
+                    cell += c;
+                }
+            }
+            cells.push_back(cell);
+            cells[2] = std::to_string(step);
+            if (rank == nan_rank && first) cells[5] = "nan";
+            first = false;
+            for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+            out += "\n";
+        }
+        const std::string name = folder + "/grad_reduced_" + std::to_string(step) + "-" + std::to_string(step) + ".csv";
+        write_file(name + ".tmp", out);
+        std::filesystem::rename(name + ".tmp", name);
+    }
+}
+
+class TuiNotify : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        // The backlog: 30 steps with a gradient spike at step 10 (an incident before msmon-tui was started).
+        const auto r = run({program("msmon"), "simulate", tmp / "job", "--ranks", "4", "--params", "6", "--steps", "30",
+                            "--faults", "spike@10"},
+                           tmux_env(tmp));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    TempDir tmp;
+};
+
+TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_runs_the_command_once) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --on-incident 'cat >> " +
+                      (tmp / "runs.jsonl") + "'",
+                  150, 40, tmux_env(tmp));
+    const std::string raw = tmp / "raw.bin";
+    t.record_output(raw);
+    std::string screen = t.screen_when(
+        [](const std::string& s) {
+            const std::string status = last_line(s);
+            return status.find("1 incident") != std::string::npos && status.find("steps 0-29") != std::string::npos;
+        },
+        milliseconds(30000));
+    ASSERT_NE(last_line(screen).find("1 incident"), std::string::npos) << screen;
+    std::this_thread::sleep_for(milliseconds(1500));  // caught up: the spike at step 10 is the backlog
+    EXPECT_EQ(count_of(read_file(raw), "]9;"), 0u) << "the backlog's incident rang";
+
+    write_next_step(tmp / "job", 30, 1);
+    screen = t.screen_when([](const std::string& s) { return last_line(s).find("2 incidents") != std::string::npos; },
+                           milliseconds(30000));
+    ASSERT_NE(last_line(screen).find("2 incidents"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("new incident: nan in grad_reduced at step 30, rank 1"), std::string::npos) << screen;
+    ASSERT_GE(wait_until([&] { return count_of(read_file(raw), "]9;") >= 1; }, milliseconds(10000)).count(), 0);
+    std::this_thread::sleep_for(milliseconds(3000));  // more refreshes: nothing rings again
+    const std::string bytes = read_file(raw);
+    // Inside tmux each OSC is wrapped for passthrough, its ESC doubled.
+    EXPECT_EQ(count_of(bytes, "\x1bPtmux;\x1b\x1b]9;msmon: nan in grad_reduced at step 30, rank 1"), 1u);
+    EXPECT_EQ(count_of(bytes, "\x1bPtmux;\x1b\x1b]777;notify;msmon;nan in grad_reduced at step 30, rank 1"), 1u);
+    EXPECT_EQ(count_of(bytes, "]9;"), 1u);
+    // One bell of its own (the two OSCs end with BEL too).
+    EXPECT_EQ(count_of(bytes, "\a"), 3u);
+
+    ASSERT_GE(wait_until([&] { return !read_file(tmp / "runs.jsonl").empty(); }, milliseconds(10000)).count(), 0);
+    t.send_keys("q", true);
+    std::this_thread::sleep_for(milliseconds(500));
+    std::istringstream runs(read_file(tmp / "runs.jsonl"));
+    std::vector<nlohmann::json> incidents;
+    for (std::string line; std::getline(runs, line);) incidents.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(incidents.size(), 1u);
+    EXPECT_EQ(incidents[0]["step"], 30);
+    EXPECT_EQ(incidents[0]["rank"], 1);
+    EXPECT_EQ(incidents[0]["kind"], "grad_reduced");
+}
+
+TEST_F(TuiNotify, no_bell_and_no_notify_write_nothing_but_the_status_line_still_says_it) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --no-bell --no-notify",
+                  150, 40, tmux_env(tmp));
+    const std::string raw = tmp / "raw.bin";
+    t.record_output(raw);
+    ASSERT_NE(last_line(t.screen_when(
+                            [](const std::string& s) {
+                                return last_line(s).find("1 incident") != std::string::npos &&
+                                       last_line(s).find("steps 0-29") != std::string::npos;
+                            },
+                            milliseconds(30000)))
+                  .find("1 incident"),
+              std::string::npos);
+    std::this_thread::sleep_for(milliseconds(1500));
+    write_next_step(tmp / "job", 30, 2);
+    const std::string screen = t.screen_when(
+        [](const std::string& s) {
+            return s.find("new incident: nan in grad_reduced at step 30, rank 2") != std::string::npos;
+        },
+        milliseconds(30000));
+    EXPECT_NE(screen.find("new incident: nan in grad_reduced at step 30, rank 2"), std::string::npos) << screen;
+    std::this_thread::sleep_for(milliseconds(1000));
+    const std::string bytes = read_file(raw);
+    EXPECT_EQ(count_of(bytes, "]9;"), 0u);
+    EXPECT_EQ(count_of(bytes, "\a"), 0u);
+    t.send_keys("q", true);
+}
+
+}  // namespace
+}  // namespace msmon::test
