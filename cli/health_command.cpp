@@ -140,9 +140,12 @@ int run_health_command(int argc, char** argv) {
     if (args->has("--run-config")) return print_run_config(*reader, rank, format == "json");
     std::vector<CheckpointRecord> checkpoints;
     std::vector<EventRecord> events;
+    std::vector<Restart> restarts;
     try {
         checkpoints = reader->checkpoints();
         events = reader->events();
+        restarts = restarts_of(reader->run_segments());
+        for (Restart& r : relaunches_from_events(events)) restarts.push_back(std::move(r));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon health: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;
@@ -160,6 +163,17 @@ int run_health_command(int argc, char** argv) {
             j["checkpoints"].push_back(
                 {{"name", c.name}, {"rank", c.rank}, {"epoch", c.epoch}, {"step", c.step}, {"healthy", c.healthy}});
         j["latest_healthy"] = latest ? nlohmann::ordered_json(latest->name) : nlohmann::ordered_json(nullptr);
+        j["restarts"] = nlohmann::ordered_json::array();
+        for (const Restart& r : restarts) {
+            nlohmann::ordered_json o{{"source", r.from_log ? "log" : "runs"},
+                                     {"time_label", r.time_label},
+                                     {"ranks", r.ranks},
+                                     {"reached", r.reached}};
+            o["resumed_at"] = r.from_log ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.resumed_at);
+            const auto c = r.from_log ? std::nullopt : resumed_checkpoint(r, checkpoints);
+            o["checkpoint"] = c ? nlohmann::ordered_json(checkpoints[*c].name) : nlohmann::ordered_json(nullptr);
+            j["restarts"].push_back(std::move(o));
+        }
         j["events"] = nlohmann::ordered_json::array();
         for (const auto& e : events)
             j["events"].push_back({{"rank", e.rank},
@@ -176,6 +190,11 @@ int run_health_command(int argc, char** argv) {
                     static_cast<long long>(c.step), c.rank, escape_for_display(c.name, 300).c_str(),
                     &c == latest ? "   <- latest healthy: resume from here" : "");
     std::printf("latest healthy: %s\n", latest ? escape_for_display(latest->name, 300).c_str() : "none");
+    if (!restarts.empty()) {
+        std::printf("restarts (%zu):\n", restarts.size());
+        for (const Restart& r : restarts)
+            std::printf("  %s\n", escape_for_display(describe_restart(r, checkpoints), 600).c_str());
+    }
     std::size_t config_entries = 0;
     for (const auto& e : events) config_entries += e.kind == "config";
     if (config_entries)

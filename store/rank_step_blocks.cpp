@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "core/layout/run_segments.hpp"
 #include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
 
@@ -53,7 +54,7 @@ std::size_t RankStepBlockWriter::KeyHash::operator()(const Key& k) const noexcep
     return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
-RankStepBlockWriter::RankStepBlockWriter(Connection& conn)
+RankStepBlockWriter::RankStepBlockWriter(Connection& conn, bool by_runs)
     : conn_(conn),
       read_(conn, "SELECT data FROM rank_block WHERE kind = ? AND op = ? AND block = ? AND rank = ?"),
       write_(conn, "INSERT OR REPLACE INTO rank_block(kind, op, block, rank, data) VALUES(?,?,?,?,?)"),
@@ -61,8 +62,10 @@ RankStepBlockWriter::RankStepBlockWriter(Connection& conn)
       range_(conn,
              "INSERT INTO kind_range(kind, min_step, max_step) VALUES(?1, ?2, ?3) ON CONFLICT(kind) DO UPDATE SET "
              "min_step = min(min_step, excluded.min_step), max_step = max(max_step, excluded.max_step)"),
-      tensor_q_(conn, "SELECT t.kind, r.rank FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.id = ?"),
-      layout_q_(conn, "SELECT ops FROM layout WHERE id = ?") {}
+      tensor_q_(conn,
+                "SELECT t.kind, r.rank, r.format, t.run_id FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.id = ?"),
+      layout_q_(conn, "SELECT ops FROM layout WHERE id = ?"),
+      by_runs_(by_runs) {}
 
 int RankStepBlockWriter::intern(std::vector<std::string>& names, std::unordered_map<std::string, int>& ids,
                                 const std::string& name) {
@@ -81,7 +84,8 @@ const RankStepBlockWriter::TensorKey& RankStepBlockWriter::tensor(std::int64_t i
     tensor_q_.bind(1, id);
     if (!tensor_q_.step())
         throw SqliteError("rank_block: tensor " + std::to_string(id) + " is not stored", SQLITE_ERROR);
-    TensorKey k{intern(kinds_, kind_ids_, tensor_q_.text(0)), static_cast<int>(tensor_q_.int64(1))};
+    TensorKey k{intern(kinds_, kind_ids_, tensor_q_.text(0)), static_cast<int>(tensor_q_.int64(1)),
+                intern(formats_, format_ids_, tensor_q_.text(2)), tensor_q_.int64(3)};
     tensor_q_.reset();
     return tensors_.emplace(id, k).first->second;
 }
@@ -112,6 +116,68 @@ RankStepBlockWriter::Delta& RankStepBlockWriter::delta(int kind, int op, int ran
     return d;
 }
 
+namespace {
+
+std::int64_t span_key(int rank, int format) {
+    return (static_cast<std::int64_t>(rank) << 16) | format;
+}
+
+}  // namespace
+
+void RankStepBlockWriter::load_spans() {
+    spans_.clear();
+    spans_loaded_ = true;
+    Statement q(conn_,
+                "SELECT r.rank, r.format, g.run_id, g.first_step, g.last_step FROM run_range g JOIN run r ON r.id = "
+                "g.run_id");
+    while (q.step())
+        spans_[span_key(static_cast<int>(q.int64(0)), intern(formats_, format_ids_, q.text(1)))].push_back(
+            Span{q.int64(2), q.int64(3), q.int64(4), false});
+}
+
+bool RankStepBlockWriter::contended(const TensorKey& t, std::int64_t step) {
+    if (!spans_loaded_) load_spans();
+    std::vector<Span>& spans = spans_[span_key(t.rank, t.format)];
+    bool other = false;
+    Span* own = nullptr;
+    for (Span& s : spans) {
+        if (s.run == t.run) own = &s;
+        else if (s.first <= step && step <= s.last) other = true;
+    }
+    if (!own) {
+        spans.push_back(Span{t.run, step, step, true});
+    } else if (step < own->first || step > own->last) {
+        own->first = std::min(own->first, step);
+        own->last = std::max(own->last, step);
+        own->dirty = true;
+    }
+    return other;
+}
+
+void RankStepBlockWriter::write_spans() {
+    for (auto& [_, spans] : spans_)
+        for (Span& s : spans) {
+            if (!s.dirty) continue;
+            if (!span_write_)
+                span_write_ = std::make_unique<Statement>(
+                    conn_,
+                    "INSERT INTO run_range(run_id, first_step, last_step) VALUES(?1, ?2, ?3) ON CONFLICT(run_id) DO "
+                    "UPDATE SET first_step = min(first_step, excluded.first_step), last_step = max(last_step, "
+                    "excluded.last_step)");
+            span_write_->reset();
+            span_write_->bind(1, s.run);
+            span_write_->bind(2, s.first);
+            span_write_->bind(3, s.last);
+            span_write_->run();
+            s.dirty = false;
+        }
+}
+
+void RankStepBlockWriter::rebuild_step(const std::string& kind, int rank, std::int64_t step) {
+    const Key k{intern(kinds_, kind_ids_, kind), -1, rank, step};
+    if (rebuilt_.insert(k).second) to_recompute_.push_back(k);
+}
+
 void RankStepBlockWriter::add(const SampleRow& row) {
     // Bounded memory: merging is additive, so a commit may write its deltas in several rounds (a batch of many
     // tiny files, one step each, would otherwise hold a delta per value).
@@ -119,9 +185,14 @@ void RankStepBlockWriter::add(const SampleRow& row) {
     const TensorKey& t = tensor(row.tensor_id);
     const std::vector<int>& ops = layout(row.layout_id);
     const Key step_key{t.kind, -1, t.rank, row.step};
+    // A step two runs hold (a restart trained it again): rebuilt at flush from the run that counts.
+    if (by_runs_ && !(step_key == last_ && t.run == last_run_) && contended(t, row.step)) {
+        if (rebuilt_.insert(step_key).second) to_recompute_.push_back(step_key);
+    }
     if (!rebuilt_.empty() && rebuilt_.count(step_key)) return;  // rebuilt whole from the samples at flush
-    if (!(step_key == last_)) {
+    if (!(step_key == last_ && t.run == last_run_)) {
         last_ = step_key;
+        last_run_ = t.run;
         std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
     }
     if (last_ops_.size() < ops_.size()) last_ops_.resize(ops_.size(), nullptr);
@@ -148,8 +219,9 @@ void RankStepBlockWriter::recompute(const Key& sk) {
     if (!rows_of_step_)
         rows_of_step_ = std::make_unique<Statement>(
             conn_,
-            "SELECT s.tensor_id, s.data FROM tensor t JOIN run r ON r.id = t.run_id JOIN sample_chunk s ON s.tensor_id "
-            "= t.id AND s.block = ?4 AND s.first_step <= ?3 AND s.last_step >= ?3 WHERE t.kind = ?1 AND r.rank = ?2");
+            "SELECT s.tensor_id, s.data, r.id, r.time_label FROM tensor t JOIN run r ON r.id = t.run_id JOIN "
+            "sample_chunk s ON s.tensor_id = t.id AND s.block = ?4 AND s.first_step <= ?3 AND s.last_step >= ?3 WHERE "
+            "t.kind = ?1 AND r.rank = ?2");
     Statement& rows_of_step = *rows_of_step_;
     rows_of_step.reset();
     rows_of_step.bind(1, std::string_view(kinds_[static_cast<std::size_t>(sk.kind)]));
@@ -158,20 +230,27 @@ void RankStepBlockWriter::recompute(const Key& sk) {
     rows_of_step.bind(4, sample_block_of(sk.step));
     std::vector<std::int64_t> layout_ids;
     std::vector<std::vector<double>> values;
+    std::vector<std::pair<std::int64_t, std::int64_t>> orders;  // each row's run order
     std::vector<SampleRow> chunk;
     while (rows_of_step.step()) {
         chunk.clear();
         decode_chunk(sqlite3_column_blob(rows_of_step.raw(), 1),
                      static_cast<std::size_t>(sqlite3_column_bytes(rows_of_step.raw(), 1)), rows_of_step.int64(0),
                      chunk);
+        const auto order = run_order(by_runs_ ? rows_of_step.text(3) : std::string(), rows_of_step.int64(2));
         for (const SampleRow& r : chunk) {
             if (r.step != sk.step) continue;
             layout_ids.push_back(r.layout_id);
             values.emplace_back(r.values, r.values + kValueColumns);
+            orders.push_back(order);
         }
     }
     rows_of_step.reset();
+    // Only the latest run that holds the step counts (a restart's); one run: all of them.
+    const auto latest =
+        orders.empty() ? std::pair<std::int64_t, std::int64_t>{} : *std::max_element(orders.begin(), orders.end());
     for (std::size_t i = 0; i < layout_ids.size(); ++i) {
+        if (by_runs_ && orders[i] != latest) continue;
         const std::vector<int>& ops = layout(layout_ids[i]);
         for (std::size_t k = 0; k < ops.size() && k < static_cast<std::size_t>(kValueColumns); ++k) {
             Delta& d = delta(sk.kind, ops[k], sk.rank, sk.step);
@@ -191,6 +270,7 @@ void RankStepBlockWriter::flush() {
     std::fill(last_ops_.begin(), last_ops_.end(), nullptr);
     for (const Key& k : to_recompute_) recompute(k);
     to_recompute_.clear();
+    if (by_runs_) write_spans();
     // Group by block row, in key order (kind, op, block, rank) so the b-tree is written in order.
     std::map<std::tuple<int, int, std::int64_t, int>, std::vector<const Delta*>> groups;
     std::map<int, std::pair<std::int64_t, std::int64_t>> ranges;  // kind → steps seen in this commit

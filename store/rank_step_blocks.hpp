@@ -35,9 +35,14 @@ std::string encode_block(const std::vector<StepAggregate>& entries);
 
 // Collects one commit's deltas, then merges them into rank_block inside the caller's transaction. Kinds and ops
 // are interned to small ids once (the store maps tensors and layouts to them), so a value costs no string work.
+//
+// Restarts (core/layout/run_segments.hpp): a step that two runs of a rank (and format) hold counts the later
+// run's rows only. The writer keeps each run's step range (table run_range, which it maintains) and, when a row
+// lands on a step another run of its rank holds, rebuilds that step from the winning run's stored samples.
 class RankStepBlockWriter {
 public:
-    explicit RankStepBlockWriter(Connection& conn);
+    // `by_runs`: resolve restarts and keep run_range (false only for migrations older than that table).
+    explicit RankStepBlockWriter(Connection& conn, bool by_runs = true);
 
     // One sample row (its tensor and layout must be in the tables already, this transaction's included).
     void add(const SampleRow& row);
@@ -47,6 +52,10 @@ public:
     void flush();
     // Forgets everything collected (the transaction failed).
     void clear();
+    // The commit before failed: the run ranges learned from it were not stored; read them again.
+    void forget_uncommitted_runs() { spans_loaded_ = false; }
+    // A step to take whole from the stored samples at flush (the migration that resolves old restarts).
+    void rebuild_step(const std::string& kind, int rank, std::int64_t step);
 
 private:
     struct Key {
@@ -62,8 +71,19 @@ private:
         bool replace = false;  // agg is the step's whole aggregate, not an increment
     };
     struct TensorKey {
-        int kind, rank;
+        int kind, rank, format;
+        std::int64_t run;
     };
+    // One run's steps so far (rows stored or in this commit); dirty: run_range has not been told.
+    struct Span {
+        std::int64_t run;
+        std::int64_t first, last;
+        bool dirty;
+    };
+    // Extends the row's run's span; true if another run of its rank and format holds the step.
+    bool contended(const TensorKey& t, std::int64_t step);
+    void load_spans();
+    void write_spans();
     const TensorKey& tensor(std::int64_t id);
     const std::vector<int>& layout(std::int64_t id);  // op ids of the numeric slots
     int intern(std::vector<std::string>& names, std::unordered_map<std::string, int>& ids, const std::string& name);
@@ -74,7 +94,12 @@ private:
 
     Connection& conn_;
     Statement read_, write_, erase_, range_, tensor_q_, layout_q_;
-    std::unique_ptr<Statement> rows_of_step_;
+    std::unique_ptr<Statement> rows_of_step_, span_write_;
+    bool by_runs_;
+    bool spans_loaded_ = false;
+    std::unordered_map<std::int64_t, std::vector<Span>> spans_;  // by (rank << 16 | format id)
+    std::vector<std::string> formats_;
+    std::unordered_map<std::string, int> format_ids_;
     std::unordered_map<std::int64_t, TensorKey> tensors_;
     std::unordered_map<std::int64_t, std::vector<int>> layouts_;
     std::vector<std::string> kinds_, ops_;
@@ -86,6 +111,7 @@ private:
     std::vector<Key> to_recompute_;
     // The last (kind, rank, step) added and its deltas by op id: rows of one step arrive together.
     Key last_{-1, -1, -1, 0};
+    std::int64_t last_run_ = -1;
     std::vector<Delta*> last_ops_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "core/detect/anomaly_record.hpp"
 #include "core/ingest/record_batch.hpp"
+#include "core/layout/run_segments.hpp"
 #include "core/steps_list.hpp"
 #include "store/series_reduction.hpp"
 
@@ -213,6 +214,9 @@ public:
     // The latest steps msprobe collected (any rank, any CSV kind), newest first, at most `limit` of them: what a
     // dynamic collection wrote, for the config view's "collecting since step N, k of N".
     virtual std::vector<std::int64_t> collected_steps(std::size_t limit) = 0;
+    // Every rank's runs as segments of its training (core/layout/run_segments.hpp), ordered by order_segments,
+    // each with the stretch a restart abandoned; a backend that keeps no runs: none.
+    virtual std::vector<RunSegment> run_segments() = 0;
 };
 
 // Opens an existing store read-only. Throws SqliteError if it cannot.

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "core/layout/run_segments.hpp"
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 #include "store/sample_chunks.hpp"
@@ -236,7 +237,46 @@ ALTER TABLE file ADD COLUMN issues INTEGER NOT NULL DEFAULT 0;
 UPDATE file SET issues = (SELECT count(*) FROM parse_issue p WHERE p.file_id = file.id);
 CREATE INDEX file_by_kind ON file(kind);
 )sql",
+    // 8 → 9: each run's step range (core/layout/run_segments.hpp: a restart's runs as segments), kept by the
+    // writer (store/rank_step_blocks.hpp); filled from the chunks, and the steps two runs hold rebuilt.
+    R"sql(
+CREATE TABLE run_range(run_id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL);
+INSERT INTO run_range(run_id, first_step, last_step)
+  SELECT t.run_id, min(s.first_step), max(s.last_step) FROM tensor t JOIN sample_chunk s ON s.tensor_id = t.id
+  GROUP BY t.run_id;
+)sql",
 };
+
+// A store written before run_range: the steps two runs of a rank held were summed in rank_block; take each from
+// the later run's samples now.
+void resolve_restarted_steps(Connection& conn) {
+    std::vector<RunSegment> segments;
+    Statement q(conn,
+                "SELECT r.id, r.rank, r.format, r.time_label, g.first_step, g.last_step FROM run r JOIN run_range g ON "
+                "g.run_id = r.id");
+    while (q.step()) {
+        RunSegment seg;
+        seg.run_id = q.int64(0);
+        seg.rank = static_cast<int>(q.int64(1));
+        seg.format = q.text(2);
+        seg.time_label = q.text(3);
+        seg.first_step = q.int64(4);
+        seg.last_step = q.int64(5);
+        segments.push_back(std::move(seg));
+    }
+    order_segments(segments);
+    RankStepBlockWriter blocks(conn);
+    Statement kinds(conn, "SELECT DISTINCT kind FROM tensor WHERE run_id = ?");
+    for (const RunSegment& seg : segments) {
+        if (!seg.retrained_from) continue;
+        kinds.reset();
+        kinds.bind(1, seg.run_id);
+        while (kinds.step())
+            for (std::int64_t step = *seg.retrained_from; step <= seg.last_step; ++step)
+                blocks.rebuild_step(kinds.text(0), seg.rank, step);
+        blocks.flush();
+    }
+}
 
 // A store written before anomaly_group existed: group every stored anomaly, in the order they were stored.
 void backfill_anomaly_groups(Connection& conn) {
@@ -261,7 +301,7 @@ void backfill_anomaly_groups(Connection& conn) {
 
 // A store written before rank_block existed: aggregate every stored row once.
 void backfill_rank_blocks(Connection& conn) {
-    RankStepBlockWriter blocks(conn);
+    RankStepBlockWriter blocks(conn, false);  // run_range comes later (version 9), restarts with it
     Statement rows(conn, "SELECT tensor_id, step, layout_id, v0, v1, v2, v3, v4, v5, v6, v7 FROM sample");
     std::size_t n = 0;
     SampleRow row;
@@ -387,6 +427,7 @@ void migrate(Connection& conn) {
         if (v == 2) backfill_rank_blocks(conn);
         if (v == 3) backfill_anomaly_groups(conn);
         if (v == 4) move_samples_to_chunks(conn);
+        if (v == 8) resolve_restarted_steps(conn);
         conn.exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
         txn.commit();
     }

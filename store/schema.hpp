@@ -5,7 +5,7 @@
 
 namespace msmon {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 // The oldest version a read-only open reads as it is (it cannot migrate). Version 8 added file.issues: a reader
 // of a version 7 store counts the stored parse issues instead.
 inline constexpr int kOldestReadableVersion = 7;

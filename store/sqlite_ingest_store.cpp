@@ -273,7 +273,10 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
     // last write last. A row that replaces a stored value has its step's aggregates rebuilt from the samples.
     RankStepBlockWriter& blocks = *blocks_;
     blocks.clear();
-    if (last_commit_failed_) chunks_->clear();
+    if (last_commit_failed_) {
+        chunks_->clear();
+        blocks.forget_uncommitted_runs();
+    }
     last_commit_failed_ = true;
     std::int64_t repeated = 0;  // rows that replaced a stored value (or one earlier in this batch)
     const std::size_t n = batch.rows.size();

@@ -346,6 +346,31 @@ public:
         return steps;
     }
 
+    std::vector<RunSegment> run_segments() override {
+        ReadTransaction snapshot(conn_);
+        // Before version 9 the ranges are not kept: the chunks give them (a scan of their index).
+        Statement q(conn_, version_ >= 9
+                               ? "SELECT r.id, r.rank, r.format, r.path, r.time_label, g.first_step, g.last_step FROM "
+                                 "run r JOIN run_range g ON g.run_id = r.id"
+                               : "SELECT r.id, r.rank, r.format, r.path, r.time_label, min(s.first_step), "
+                                 "max(s.last_step) FROM run r JOIN tensor t ON t.run_id = r.id JOIN sample_chunk s ON "
+                                 "s.tensor_id = t.id GROUP BY r.id");
+        std::vector<RunSegment> out;
+        while (q.step()) {
+            RunSegment seg;
+            seg.run_id = q.int64(0);
+            seg.rank = static_cast<int>(q.int64(1));
+            seg.format = q.text(2);
+            seg.path = q.text(3);
+            seg.time_label = q.text(4);
+            seg.first_step = q.int64(5);
+            seg.last_step = q.int64(6);
+            out.push_back(std::move(seg));
+        }
+        order_segments(out);
+        return out;
+    }
+
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
         auto out = every_step(req);
         reduce_series(out, req.window);
@@ -408,12 +433,16 @@ public:
         struct Tensor {
             std::int64_t id;
             int rank;
+            std::pair<std::int64_t, std::int64_t> run;  // its run's order: a restart's later run counts
         };
         std::vector<Tensor> tensors;
-        Statement t(conn_, "SELECT t.id, r.rank, t.name FROM tensor t JOIN run r ON r.id = t.run_id WHERE t.kind = ?");
+        Statement t(conn_,
+                    "SELECT t.id, r.rank, t.name, r.id, r.time_label FROM tensor t JOIN run r ON r.id = t.run_id WHERE "
+                    "t.kind = ?");
         t.bind(1, std::string_view(req.kind));
         while (t.step())
-            if (!name_re || name_re->search(t.text(2))) tensors.push_back({t.int64(0), static_cast<int>(t.int64(1))});
+            if (!name_re || name_re->search(t.text(2)))
+                tensors.push_back({t.int64(0), static_cast<int>(t.int64(1)), run_order(t.text(4), t.int64(3))});
         std::int64_t hi = std::numeric_limits<std::int64_t>::min();
         SampleChunkReader chunks(conn_);
         for (const auto& tensor : tensors)
@@ -422,7 +451,11 @@ public:
                                     ? hi - req.last_steps + 1
                                     : std::numeric_limits<std::int64_t>::min();
         const AggregateRule rule = aggregate_rule(req.op);
-        std::map<int, std::map<std::int64_t, StepAggregate>> acc;
+        struct Acc {
+            std::pair<std::int64_t, std::int64_t> run{std::numeric_limits<std::int64_t>::min(), 0};
+            StepAggregate agg;
+        };
+        std::map<int, std::map<std::int64_t, Acc>> acc;
         std::vector<SampleRow> rows;
         for (const auto& tensor : tensors) {
             chunks.read(tensor.id, lo, std::numeric_limits<std::int64_t>::max(), rows);
@@ -433,7 +466,10 @@ public:
                 for (std::size_t k = 0; k < layout.ops.size(); ++k)
                     if (layout.ops[k] == req.op) slot = layout.slot[k];
                 if (slot < 0) continue;
-                add_value(rule, per_step[row.step], row.values[slot]);
+                Acc& a = per_step[row.step];
+                if (tensor.run < a.run) continue;  // an earlier run's value of a step a restart trained again
+                if (a.run < tensor.run) a = Acc{tensor.run, StepAggregate{}};
+                add_value(rule, a.agg, row.values[slot]);
             }
         }
         std::vector<RankSeries> out;
@@ -441,7 +477,7 @@ public:
             if (per_step.empty()) continue;  // no rows in range: no series (as rank_block answers)
             RankSeries rs;
             rs.rank = rank;
-            for (const auto& [step, a] : per_step) rs.points.push_back({step, final_value(rule, a)});
+            for (const auto& [step, a] : per_step) rs.points.push_back({step, final_value(rule, a.agg)});
             out.push_back(std::move(rs));
         }
         return out;

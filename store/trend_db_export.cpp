@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/layout/monitor_layout.hpp"
 #include "core/text/number_text.hpp"
 #include "store/sample_chunks.hpp"
 #include "store/schema.hpp"
@@ -115,19 +116,6 @@ std::vector<std::pair<std::string, std::string>> target_tags(std::string_view na
             tags.emplace_back(std::string(parts[i - 1]) + "." + std::string(parts[i]), "layer");
     }
     return tags;
-}
-
-// "Nov22_13-55-47" as a number that sorts like msprobe's time_str2time_digit (it has no year); -1 if
-// unreadable.
-std::int64_t time_label_order(const std::string& label) {
-    static constexpr std::array<std::string_view, 12> months = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-    if (label.size() < 4) return -1;
-    const auto month = std::find(months.begin(), months.end(), std::string_view(label).substr(0, 3));
-    int day = 0, hour = 0, minute = 0, second = 0;
-    if (month == months.end() || std::sscanf(label.c_str() + 3, "%2d_%2d-%2d-%2d", &day, &hour, &minute, &second) != 4)
-        return -1;
-    return ((((month - months.begin()) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second;
 }
 
 // Which of data2db's stats a stored op layout ("min,max,norm,...,shape,dtype") holds, and in which value

@@ -17,6 +17,7 @@
 
 #include "core/notify/incident_hook.hpp"
 #include "core/text/display_escape.hpp"
+#include "core/text/number_text.hpp"
 #include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
 #include "tui/launch_options.hpp"
@@ -38,6 +39,8 @@ extern "C" void on_quit_signal(int) {
         [[maybe_unused]] auto n = ::write(g_wake_fd, &one, sizeof one);
     }
 }
+
+constexpr auto kIncidentNoticeTime = std::chrono::seconds(20);
 
 // New incidents, announced: the bell and a desktop notification through the terminal, a notice on the status line,
 // the user's --on-incident command. Incidents the store held before ingest caught up with the job are the
@@ -61,7 +64,8 @@ public:
         if (hook_) hook_->finish(std::chrono::seconds(5));
     }
 
-    // After a collect: `live` once the backlog is read. Returns the headline of the newest incident announced.
+    // After a collect: `live` once the backlog is read. Returns what the status line says of the newest incident
+    // announced ("nan in grad_reduced at step 30, rank 1"), or "".
     std::string update(const IncidentIndex& index, bool live, Terminal& term) {
         if (!index.grouped()) return "";
         // The first read once live holds the whole backlog (ingest had committed it before it said so).
@@ -77,10 +81,13 @@ public:
         std::string last;
         for (const std::size_t i : news_.take(set->anomalies, set->incidents)) {
             const Incident& inc = set->incidents[i];
-            last = incident_headline(set->anomalies, inc);
-            spdlog::info("new incident: {}", last);
-            if (target_.bell || target_.desktop) term.write_raw(notification_bytes(last, target_));
+            const std::string headline = incident_headline(set->anomalies, inc);
+            spdlog::info("new incident: {}", headline);
+            if (target_.bell || target_.desktop) term.write_raw(notification_bytes(headline, target_));
             if (hook_) hook_->submit(incident_hook_event(set->anomalies, inc, jobs_));
+            const AnomalyRecord& o = set->anomalies[inc.origin];
+            last = escape_for_display(format_double(o.value) + " in " + o.kind, 40) + " at step " +
+                   std::to_string(o.step) + ", rank " + std::to_string(o.rank);
         }
         return last;
     }
@@ -190,6 +197,8 @@ int run_live(const LaunchOptions& o) {
         auto rate_time = Clock::now();
         std::uint64_t rate_values = 0;
         bool reload = true, redraw = true, running = true, announced_once = false;
+        std::string incident_notice;
+        Clock::time_point incident_notice_until{};
         while (running) {
             const auto now = Clock::now();
             if ((reload || redraw) && now - last_frame >= frame) {
@@ -199,10 +208,10 @@ int run_live(const LaunchOptions& o) {
                     // found is the backlog.
                     const bool live = session ? session->engine().caught_up() : announced_once;
                     announced_once = true;
-                    const std::string headline = announcer.update(app.incidents(), live, term);
-                    if (!headline.empty()) {
-                        std::lock_guard lock(notice_mu);
-                        notice = "new incident: " + headline;
+                    const std::string said = announcer.update(app.incidents(), live, term);
+                    if (!said.empty()) {
+                        incident_notice = "new incident: " + said;
+                        incident_notice_until = now + kIncidentNoticeTime;
                     }
                 }
                 AppStatus& st = app.status();
@@ -221,6 +230,8 @@ int run_live(const LaunchOptions& o) {
                     }
                     std::lock_guard lock(notice_mu);
                     if (!notice.empty()) st.notice = notice;
+                    // A new incident is said for a while (the Anomalies tab keeps it), then the line is whole again.
+                    if (now < incident_notice_until) st.notice = incident_notice;
                 } else {
                     st.watch = !o.store.empty() ? "clickhouse"
                                : o.store_only() ? "store, read only, not following"

@@ -1,7 +1,10 @@
 // Name matchers for msprobe's layout, written out by hand: they run once per directory entry.
 #include "core/layout/monitor_layout.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
+#include <string>
 
 #include "core/text/number_text.hpp"
 
@@ -132,6 +135,18 @@ std::optional<CsvFileName> parse_v2_csv_name(std::string_view name) {
 
 bool is_ignored_monitor_child(std::string_view name) {
     return name == "anomaly_detected" || name == "module_struct" || name.ends_with("-csv2tensorboard_by_step");
+}
+
+std::int64_t time_label_order(std::string_view label) {
+    static constexpr std::array<std::string_view, 12> months = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    if (label.size() < 4) return -1;
+    const auto month = std::find(months.begin(), months.end(), label.substr(0, 3));
+    const std::string rest(label.substr(3));
+    int day = 0, hour = 0, minute = 0, second = 0;
+    if (month == months.end() || std::sscanf(rest.c_str(), "%2d_%2d-%2d-%2d", &day, &hour, &minute, &second) != 4)
+        return -1;
+    return ((((month - months.begin()) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second;
 }
 
 }  // namespace msmon

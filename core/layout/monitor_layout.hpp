@@ -15,6 +15,8 @@ struct RunDirName {
     std::string uid;  // 8 lowercase hex
 };
 std::optional<RunDirName> parse_run_dir_name(std::string_view name);
+// "Nov22_13-55-47" as a number that sorts like msprobe's time_str2time_digit (it has no year); -1 if unreadable.
+std::int64_t time_label_order(std::string_view label);
 
 // monitor_v2 rank folder: rank_<r>.
 std::optional<int> parse_v2_rank_dir_name(std::string_view name);

@@ -297,6 +297,10 @@ public:
         return c;
     }
 
+    // The whole-job store keeps no runs (the agents ship values by rank and step; a restart's later value
+    // replaces the earlier as it arrives).
+    std::vector<RunSegment> run_segments() override { return {}; }
+
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
         RowBinaryReader r(rows("SELECT rank, maxMerge(max_step) FROM " + db_ + ".series" + where_job_ +
                                " GROUP BY rank ORDER BY rank"));

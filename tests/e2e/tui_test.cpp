@@ -301,7 +301,7 @@ TEST(TuiDemo, q_gives_the_prompt_back_at_once_and_the_demo_folder_is_removed_in_
 
 // The demo's journey: its two planted events (a spike at step 20; a NaN in layer 1's MLP output on rank 3 at step
 // 35, which reaches every rank) are two incidents, the job's restart after step 40 none; Enter on the NaN charts it
-// where it began.
+// where it began, in the stretch of the run the restart abandoned.
 TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_where_it_began) {
     if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
     TempDir tmp;
@@ -351,11 +351,14 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
     EXPECT_NE(lines[3].find("module.module.decoder.layers.1.mlp.linear_fc2.output"), std::string::npos) << screen;
     EXPECT_EQ(squeezed(lines[4]).rfind(" \u25B8 20 0 actv_grad Jump", 0), 0u) << screen;
     EXPECT_NE(lines.back().find("| " + std::to_string(incidents) + " incidents |"), std::string::npos) << screen;
+    // The NaN came in the run the restart abandoned (it trained steps 30-40 again, cleanly): the line is the run
+    // that counts, 0 NaNs at step 35; the abandoned run's stretch is drawn faint and read out beside it.
     t.send_keys("Enter");
-    screen = t.wait_for("step 35: rank 3=1 ", std::chrono::milliseconds(5000));
+    screen = t.wait_for("step 35: rank 3=0 rank 3 abandoned=1 ", std::chrono::milliseconds(5000));
     ASSERT_FALSE(screen.empty()) << "the chart is not on rank 3's NaN at step 35:\n" << t.capture();
     EXPECT_EQ(lines_of(screen)[1].rfind("actv nans module.module.decoder.layers.1.mlp.linear_fc2.output", 0), 0u)
         << screen;
+    EXPECT_NE(lines_of(screen)[1].find("restart: 30-40 trained again"), std::string::npos) << screen;
     t.send_keys("q", true);
 }
 

@@ -56,6 +56,7 @@ public:
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override { return r_.rank_last_steps(); }
     ModuleInfo module_info(int rank, const std::string& name) override { return r_.module_info(rank, name); }
     std::vector<std::int64_t> collected_steps(std::size_t n) override { return r_.collected_steps(n); }
+    std::vector<RunSegment> run_segments() override { return r_.run_segments(); }
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override { return r_.rank_series(req); }
 
 private:

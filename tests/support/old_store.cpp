@@ -46,7 +46,12 @@ void rewrite_ship_mark_as_version_6(Connection& conn) {
 }
 
 void rewrite_file_as_version_7(Connection& conn) {
+    rewrite_as_version_8(conn);
     conn.exec("DROP INDEX file_by_kind; ALTER TABLE file DROP COLUMN issues");
+}
+
+void rewrite_as_version_8(Connection& conn) {
+    conn.exec("DROP TABLE run_range");
 }
 
 }  // namespace msmon::test

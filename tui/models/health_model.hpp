@@ -30,6 +30,8 @@ struct HealthModel {
     std::set<int> spike_ranks;
     std::optional<double> spike_threshold, embedding_threshold;
     std::vector<RankProgress> ranks;
+    // msprobe's new run folders (steps trained again), then MindFormers' relaunches in its logs.
+    std::vector<Restart> restarts;
 };
 
 HealthModel collect_health(Reader& reader);

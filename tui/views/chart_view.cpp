@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "core/series/op_aggregate.hpp"
 #include "core/text/name_pattern.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/rank_band.hpp"
@@ -147,6 +149,7 @@ void ChartView::collect(Reader& reader) {
     read(reader, zoomed_);
     if (shared_.chart_rank() < 0 && !series_.empty()) shared_.chart_rank() = series_.front().rank;
     if (tensors_) read_tensors(reader, zoomed_);
+    else read_abandoned(reader);
     if (!zoomed_) {
         lo_ = data_lo_;
         hi_ = data_hi_;
@@ -167,6 +170,32 @@ void ChartView::read(Reader& reader, bool window_is_zoom) {
         if (s.points.empty()) continue;
         data_lo_ = data_hi_ < data_lo_ ? s.points.front().step : std::min(data_lo_, s.points.front().step);
         data_hi_ = std::max(data_hi_, s.points.back().step);
+    }
+}
+
+void ChartView::read_abandoned(Reader& reader) {
+    abandoned_.clear();
+    const SeriesSelection& sel = shared_.chart_series();
+    const int rank = shared_.chart_rank();
+    if (rank < 0 || sel.kind.empty()) return;
+    const AggregateRule rule = aggregate_rule(sel.op);
+    for (const RunSegment& seg : reader.run_segments()) {
+        if (seg.rank != rank || !seg.retrained_from) continue;
+        std::string error;
+        PointFilter f;
+        f.rank = rank;
+        f.kind = sel.kind;
+        f.op = sel.op;
+        f.name_regex = sel.name_regex;
+        f.steps = StepList::parse(std::to_string(*seg.retrained_from) + "-" + std::to_string(seg.last_step), error);
+        std::map<std::int64_t, StepAggregate> per_step;
+        reader.points(f, [&](const Point& p) {
+            if (p.run_id == seg.run_id && !p.is_text && p.op == sel.op) add_value(rule, per_step[p.step], p.value);
+        });
+        if (per_step.empty()) continue;
+        Abandoned a{*seg.retrained_from, seg.last_step, {}};
+        for (const auto& [step, agg] : per_step) a.points.push_back({step, final_value(rule, agg)});
+        abandoned_.push_back(std::move(a));
     }
 }
 
@@ -332,6 +361,12 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
         // A rank with none of this statistic is still named: the chart never quietly shows another rank instead.
         if (!focus_drawn && focus >= 0)
             lines.push_back({label + ": no values", {}, {Color::bad, Color::none, kBold}, false});
+        // What a restart trained again: the earlier run's stretch, faint, named in the read-out where it has values.
+        for (const Abandoned& a : abandoned_) {
+            lines.push_back(
+                {label + " abandoned", to_points(a.points), {Color::series0, Color::none, kDim}, true, true});
+            what += "  restart: " + std::to_string(a.from) + "-" + std::to_string(a.to) + " trained again";
+        }
         if (band_) {  // every rank's spread, instead of eight of them
             const RankBand band =
                 rank_band(series_, StepColumns(lo_, hi_, plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame));

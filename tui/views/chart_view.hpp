@@ -27,6 +27,8 @@ private:
     Reaction next_rank(int delta);
     Reaction jump_anomaly(int delta);
     void read(Reader& reader, bool window_is_zoom);
+    // The focused rank's stretches a restart abandoned (steps an earlier run trained, then a later one again).
+    void read_abandoned(Reader& reader);
     // Lines by tensor: the page of tensors the filter matches on the focused rank, micro-steps folded.
     void read_tensors(Reader& reader, bool window_is_zoom);
     Reaction page_tensors(int delta);
@@ -39,6 +41,11 @@ private:
     SharedSelection& shared_;
     KeyTable keys_;
     std::vector<RankSeries> series_;
+    struct Abandoned {
+        std::int64_t from = 0, to = 0;  // the steps trained again
+        std::vector<StepValue> points;
+    };
+    std::vector<Abandoned> abandoned_;  // the focused rank's, oldest first
     std::int64_t data_lo_ = 0, data_hi_ = -1;
     std::int64_t lo_ = 0, hi_ = -1;
     bool zoomed_ = false, log_y_ = false, others_ = true;

@@ -179,6 +179,13 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                                              : ""),
              !model_.embedding_high_steps.empty() ? Style{Color::warn, Color::none, kBold} : Style{}});
     }
+    if (!model_.restarts.empty()) {
+        lines.push_back({"restarts: " + std::to_string(model_.restarts.size()), head});
+        for (const Restart& r : model_.restarts)
+            lines.push_back(
+                {"  " + describe_restart(r, model_.checkpoints),
+                 r.resumed_at <= r.reached && !r.from_log ? Style{Color::warn, Color::none, kPlain} : Style{}});
+    }
     lines.push_back({"ranks: " + std::to_string(model_.ranks.size()), head});
     std::int64_t lead = -1;
     for (const auto& r : model_.ranks) lead = std::max(lead, r.last_step);

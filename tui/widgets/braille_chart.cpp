@@ -412,6 +412,7 @@ std::vector<std::pair<std::string, Style>> cursor_readout(const std::vector<Char
     std::vector<std::pair<std::string, Style>> out;
     out.emplace_back("step " + std::to_string(step) + ":", kCursorStyle);
     for (const auto& s : series) {
+        if (s.stretch && (s.points.empty() || step < s.points.front().step || step > s.points.back().step)) continue;
         const auto v = value_at(s.points, step);
         Style style = s.style;
         if (s.faint) style.attr |= kDim;

@@ -16,6 +16,8 @@ struct ChartSeries {
     std::vector<SeriesPoint> points;  // step-sorted; a step going backwards (a restart) starts a new segment
     Style style;
     bool faint = false;  // drawn dim (the raw line behind a smoothed one, or comparison ranks)
+    // The read-out shows a value only between the first and last points (a stretch, not a whole run).
+    bool stretch = false;
 };
 
 struct ChartOptions {
