@@ -1,0 +1,101 @@
+// A job that restarts, as the person at the terminal sees it: the Chart's line is the run that counts, the stretch
+// the restart trained again drawn faint and read out beside it only where it has values; Health lists the
+// restart with the step it resumed at, the step it had reached and the checkpoint, and MindFormers' relaunch from
+// its log; `msmon health` says the same.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class TuiRestart : public ::testing::Test {
+protected:
+    void SetUp() override {
+        // msprobe's run folders restart from the step-40 checkpoint after step 45; MindFormers' log is appended to
+        // by the relaunched process.
+        const auto r = run({program("msmon"), "simulate", tmp / "job", "--ranks", "4", "--params", "6", "--steps", "60",
+                            "--faults", "restart@45", "--logs", "--health", "--restart-at", "45"},
+                           tmux_env(tmp));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    TempDir tmp;
+};
+
+TEST_F(TuiRestart, the_chart_shows_two_segments_and_health_lists_the_restart) {
+    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db"), 200, 40, tmux_env(tmp));
+    const auto caught_up = [](const std::string& s) {
+        const auto lines = lines_of(s);
+        return !lines.empty() && lines.back().find("steps 0-59") != std::string::npos;
+    };
+    ASSERT_TRUE(caught_up(t.screen_when(caught_up, milliseconds(30000)))) << t.capture();
+
+    // Chart: grad_reduced norm of rank 0; the title says what was trained again.
+    t.send_keys("2", true);
+    std::string screen =
+        t.screen_when([](const std::string& s) { return s.find("restart: 40-45 trained again") != std::string::npos; },
+                      milliseconds(10000));
+    ASSERT_NE(screen.find("restart: 40-45 trained again"), std::string::npos) << screen;
+    const auto styled = t.capture_styled();
+    bool faint_legend = false;
+    for (const auto& line : styled_runs(styled, Sgr::dim))
+        for (const auto& run : line) faint_legend = faint_legend || run.find("rank 0 abandoned") != std::string::npos;
+    EXPECT_TRUE(faint_legend) << "the abandoned stretch is not in the legend, faint:\n" << plain_text(styled);
+
+    // The cursor from the last step back to 44: both runs' values; at 47, past the stretch, only the line's.
+    for (int i = 0; i < 15; ++i) t.send_keys(",", true);
+    screen =
+        t.screen_when([](const std::string& s) { return s.find("step 44:") != std::string::npos; }, milliseconds(5000));
+    ASSERT_NE(screen.find("step 44: rank 0="), std::string::npos) << screen;
+    EXPECT_NE(screen.find(" rank 0 abandoned="), std::string::npos) << screen;
+    for (int i = 0; i < 3; ++i) t.send_keys(".", true);
+    screen =
+        t.screen_when([](const std::string& s) { return s.find("step 47:") != std::string::npos; }, milliseconds(5000));
+    ASSERT_NE(screen.find("step 47: rank 0="), std::string::npos) << screen;
+    EXPECT_EQ(screen.find(" rank 0 abandoned="), std::string::npos) << screen;
+
+    // Health: the restart, where it resumed, where the job had got to, and the checkpoint it resumed from.
+    t.send_keys("4", true);
+    screen = t.screen_when([](const std::string& s) { return s.find("restarts: 2") != std::string::npos; },
+                           milliseconds(10000));
+    EXPECT_NE(screen.find("restarts: 2"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("ranks 0-3 resumed at step 40 after step 45 (steps 40-45 trained twice), from checkpoint "
+                          "llama3_1_8b_rank_0-40_1.safetensors (step 40)"),
+              std::string::npos)
+        << screen;
+    EXPECT_NE(screen.find("MindFormers relaunched after step 45 (ranks 0-3, from its log)"), std::string::npos)
+        << screen;
+    t.send_keys("q", true);
+}
+
+TEST_F(TuiRestart, msmon_health_lists_the_restart_in_text_and_json) {
+    const auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "s.db"}, tmux_env(tmp));
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    auto r = run({program("msmon"), "health", "--db", tmp / "s.db"}, tmux_env(tmp));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("restarts (2):\n  restart 1 at "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(": ranks 0-3 resumed at step 40 after step 45 (steps 40-45 trained twice)"), std::string::npos)
+        << r.out;
+    r = run({program("msmon"), "health", "--db", tmp / "s.db", "--format", "json"}, tmux_env(tmp));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["restarts"].size(), 2u) << r.out;
+    EXPECT_EQ(j["restarts"][0]["source"], "runs");
+    EXPECT_EQ(j["restarts"][0]["resumed_at"], 40);
+    EXPECT_EQ(j["restarts"][0]["reached"], 45);
+    EXPECT_EQ(j["restarts"][0]["ranks"], nlohmann::json({0, 1, 2, 3}));
+    EXPECT_EQ(j["restarts"][0]["checkpoint"], "llama3_1_8b_rank_0-40_1.safetensors");
+    EXPECT_EQ(j["restarts"][1]["source"], "log");
+    EXPECT_TRUE(j["restarts"][1]["resumed_at"].is_null());
+    EXPECT_EQ(j["restarts"][1]["reached"], 45);
+}
+
+}  // namespace
+}  // namespace msmon::test
