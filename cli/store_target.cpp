@@ -6,7 +6,7 @@
 
 #include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/derived_reader.hpp"
-#include "store/ingest_session.hpp"
+#include "store/job_reader.hpp"
 
 namespace msmon {
 
@@ -46,36 +46,14 @@ std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& 
         error = "give the monitored folder (DIR) or --db PATH";
         return nullptr;
     }
-    std::string path;
-    if (db) {
-        path = *db;
-        struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) {
-            error = "no store at '" + path + "'";
-            return nullptr;
-        }
-    } else {
-        const std::string& dir = args.positional.front();
-        struct stat st {};
-        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-            error = "'" + dir + "' is not a folder";
-            return nullptr;
-        }
-        path = default_store_path({dir});
-        IngestOptions options;
-        options.roots = {dir};
-        IngestSession::OpenStatus status;
-        auto session = IngestSession::open(path, options, status, error);
-        if (session) {
-            if (!session->engine().run(error)) return nullptr;
-        } else if (status == IngestSession::OpenStatus::locked) {
-            spdlog::info("{}; reading the store as it is", error);
-        } else {
-            return nullptr;
-        }
+    if (!db) return open_job_folder(args.positional.front(), error);
+    struct stat st {};
+    if (::stat(db->c_str(), &st) != 0) {
+        error = "no store at '" + *db + "'";
+        return nullptr;
     }
     try {
-        return with_derived_kinds(open_sqlite_reader(path));
+        return with_derived_kinds(open_sqlite_reader(*db));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;
