@@ -7,6 +7,7 @@
 
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
+#include "store/job_reader.hpp"
 #include "tui/terminal.hpp"
 #include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
@@ -180,6 +181,27 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
              show(TabId::chart);
              return Reaction::reload;
          }},
+        {"baseline", "PATH", "compare with another run: a job folder (read into its own store first) or a store; "
+                             "off: none", [this](const std::string& arg, std::string& message) {
+             if (arg.empty()) {
+                 message = shared_.baseline ? "baseline: " + shared_.baseline_name : "no baseline: baseline PATH";
+                 return Reaction::redraw;
+             }
+             if (arg == "off") {
+                 set_baseline(nullptr, "");
+                 message = "baseline off";
+                 return Reaction::reload;
+             }
+             std::string error;
+             auto other = open_job_or_store(arg, error);
+             if (!other) {
+                 message = "baseline: " + error;
+                 return Reaction::redraw;
+             }
+             set_baseline(std::move(other), arg);
+             message = "baseline: " + arg + " (Chart: x divides by it)";
+             return Reaction::reload;
+         }},
         {"help", "", "this help", [this](const std::string&, std::string&) {
              help_ = true;
              help_top_ = 0;
@@ -198,6 +220,12 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
 }
 
 App::~App() = default;
+
+void App::set_baseline(std::unique_ptr<Reader> baseline, const std::string& name) {
+    baseline_ = std::move(baseline);
+    shared_.baseline = baseline_.get();
+    shared_.baseline_name = baseline_ ? name : "";
+}
 
 bool App::select_view(const std::string& name) {
     for (std::size_t i = 0; i < tabs_.size(); ++i)

@@ -47,6 +47,8 @@ public:
     // Handles one key; returns false when the app should quit.
     bool handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw);
     AppStatus& status() { return status_; }
+    // The run to compare with (null: none); `name` is what the Chart's legend and the title call it.
+    void set_baseline(std::unique_ptr<Reader> baseline, const std::string& name);
     // The run's incidents as the last collect() read them (the event loop announces the new ones).
     const IncidentIndex& incidents() const { return incidents_; }
     // The visible view shows a file that changes without new data: collect() it every second.
@@ -82,6 +84,7 @@ private:
     LineEditor* active_editor();
 
     std::unique_ptr<Reader> reader_;
+    std::unique_ptr<Reader> baseline_;  // shared_.baseline points at it
     SharedSelection shared_;
     IncidentIndex incidents_;  // the Overview's marks, the Anomalies tab's incidents, the status line's count
     std::vector<std::unique_ptr<View>> tabs_;  // indexed by TabId

@@ -183,9 +183,17 @@ int run_live(const LaunchOptions& o) {
         std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
         if (session) session->engine().stop();
         if (engine_thread.joinable()) engine_thread.join();
+        g_wake_fd = -1;
+        ::close(wake);
         return 1;
     }
     App app(std::move(reader), o.config_path);
+    if (!open_baseline(o, app, error)) {
+        std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
+        if (session) session->engine().stop();
+        if (engine_thread.joinable()) engine_thread.join();
+        return 1;
+    }
     app.status().source = !o.store.empty() ? o.store : o.store_only() ? o.db : o.dir;
     std::string store_failure;
     IncidentAnnouncer announcer(o, o.store.empty() ? o.db : o.store);

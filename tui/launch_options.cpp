@@ -5,10 +5,13 @@
 #include <langinfo.h>
 
 #include <clocale>
+#include <cstdio>
 #include <cstring>
 
+#include "core/text/display_escape.hpp"
 #include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/derived_reader.hpp"
+#include "store/job_reader.hpp"
 
 namespace msmon::tui {
 
@@ -27,6 +30,18 @@ std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& e
         error = e.what();
         return nullptr;
     }
+}
+
+bool open_baseline(const LaunchOptions& o, App& app, std::string& error) {
+    if (o.baseline.empty()) return true;
+    std::fprintf(stderr, "msmon-tui: reading the baseline %s\n", escape_for_terminal(o.baseline).c_str());
+    auto other = open_job_or_store(o.baseline, error);
+    if (!other) {
+        error = "--baseline: " + error;
+        return false;
+    }
+    app.set_baseline(std::move(other), o.baseline);
+    return true;
 }
 
 void collect_safely(App& app, std::string& failure) {

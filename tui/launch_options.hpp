@@ -17,6 +17,7 @@ struct LaunchOptions {
     // through the terminal (tui/notification.hpp), and the user's command (core/notify/hook_runner.hpp).
     bool bell = true, desktop_notify = true;
     std::string on_incident;
+    std::string baseline;  // a job folder or a store to compare with
     int on_incident_timeout_ms = 20000;
     // No DIR, only --db: an existing store, shown as it is (nothing ingests, nothing is written).
     bool store_only() const { return dir.empty() && store.empty(); }
@@ -24,6 +25,10 @@ struct LaunchOptions {
 
 // The whole job from ClickHouse (--store): nothing to ingest here, the agents ship it. Null with `error` set.
 std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& error);
+
+// --baseline: opens it into the app (a job folder is read into its own store first, which may take a moment:
+// said on stderr before the screen is taken). False with `error` when it cannot.
+bool open_baseline(const LaunchOptions& o, App& app, std::string& error);
 
 // Collects the model; a remote store that fails leaves the last frame up with the reason in `failure`.
 void collect_safely(App& app, std::string& failure);

@@ -44,6 +44,9 @@ const CommandSpec kTuiSpec{
          "event files with the run config and MoE expert load, expert 3 of layer_1 taking most\n"
          "tokens from step 10) and open on it"},
         {"--demo-step-ms", "MS", "the demo's pace (default 500 ms per step)"},
+        {"--baseline", "DIR|DB",
+         "compare with another run: a job folder (read into its own store first) or a store; the\n"
+         "Chart draws its same series faint (x: the ratio to it)"},
         {"--no-bell", "", "no terminal bell for a new incident"},
         {"--no-notify", "", "no desktop notification (OSC 9 / OSC 777) for a new incident"},
         {"--on-incident", "CMD",
@@ -83,6 +86,7 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
     o.snapshot = args->value("--snapshot").value_or("");
     o.demo = args->has("--demo");
     o.bell = !args->has("--no-bell");
+    o.baseline = args->value("--baseline").value_or("");
     o.desktop_notify = !args->has("--no-notify");
     if (args->has("--on-incident")) {
         o.on_incident = *args->value("--on-incident");

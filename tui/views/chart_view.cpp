@@ -8,6 +8,7 @@
 
 #include "core/series/op_aggregate.hpp"
 #include "core/text/name_pattern.hpp"
+#include "tui/models/baseline_ratio.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/rank_band.hpp"
 #include "tui/widgets/step_math.hpp"
@@ -119,6 +120,10 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
              robust_y_ = !robust_y_;
              return Reaction::redraw;
          }},
+        {{'x'}, "x", "the focused rank divided by the baseline (--baseline, :baseline PATH), or the values again", [this] {
+             ratio_ = !ratio_;
+             return Reaction::reload;
+         }},
     };
     // clang-format on
 }
@@ -150,6 +155,7 @@ void ChartView::collect(Reader& reader) {
     if (shared_.chart_rank() < 0 && !series_.empty()) shared_.chart_rank() = series_.front().rank;
     if (tensors_) read_tensors(reader, zoomed_);
     else read_abandoned(reader);
+    read_baseline();
     if (!zoomed_) {
         lo_ = data_lo_;
         hi_ = data_hi_;
@@ -171,6 +177,15 @@ void ChartView::read(Reader& reader, bool window_is_zoom) {
         data_lo_ = data_hi_ < data_lo_ ? s.points.front().step : std::min(data_lo_, s.points.front().step);
         data_hi_ = std::max(data_hi_, s.points.back().step);
     }
+}
+
+void ChartView::read_baseline() {
+    baseline_.clear();
+    if (!shared_.baseline || tensors_) return;
+    const SeriesSelection& sel = shared_.chart_series();
+    RankSeriesRequest req{sel.kind, sel.op, sel.name_regex, 0, ratio_ ? SeriesWindow{} : window(zoomed_)};
+    for (auto& s : shared_.baseline->rank_series(req))
+        if (s.rank == shared_.chart_rank()) baseline_ = std::move(s.points);
 }
 
 void ChartView::read_abandoned(Reader& reader) {
@@ -201,7 +216,7 @@ void ChartView::read_abandoned(Reader& reader) {
 
 SeriesWindow ChartView::window(bool window_is_zoom) const {
     SeriesWindow w;
-    if (smoothing_ == 0) {
+    if (smoothing_ == 0 && !ratio_) {  // smoothing and the ratio need every step
         w.columns = plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame;
         if (window_is_zoom) w.lo = lo_, w.hi = hi_;
         w.keep_step = cursor_;
@@ -356,8 +371,23 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
         for (const auto& s : series_) {
             if (s.rank != focus) continue;
             focus_drawn = true;
-            add_line(label, to_points(s.points), Color::series0, true);
+            if (ratio_ && shared_.baseline) {
+                const BaselineRatio r = ratio_to_baseline(s.points, baseline_);
+                add_line(label + " / baseline", to_points(r.points), Color::series0, true);
+                if (!r.points.empty())
+                    lines.push_back({"x1",
+                                     {{r.points.front().step, 1.0}, {r.points.back().step, 1.0}},
+                                     {Color::dim, Color::none, kDim},
+                                     true});
+                what += "  " + r.summary;
+            } else {
+                add_line(label, to_points(s.points), Color::series0, true);
+                if (!baseline_.empty())
+                    lines.push_back({"baseline", to_points(baseline_), {Color::dim, Color::none, kDim}, true});
+            }
         }
+        if (ratio_ && !shared_.baseline) what += "  x: no baseline (--baseline DIR, or :baseline PATH)";
+        else if (shared_.baseline && !ratio_) what += "  baseline " + shared_.baseline_name;
         // A rank with none of this statistic is still named: the chart never quietly shows another rank instead.
         if (!focus_drawn && focus >= 0)
             lines.push_back({label + ": no values", {}, {Color::bad, Color::none, kBold}, false});
@@ -367,7 +397,9 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
                 {label + " abandoned", to_points(a.points), {Color::series0, Color::none, kDim}, true, true});
             what += "  restart: " + std::to_string(a.from) + "-" + std::to_string(a.to) + " trained again";
         }
-        if (band_) {  // every rank's spread, instead of eight of them
+        if (ratio_ && shared_.baseline) {
+            // Ratios only: another rank's values would share no scale with them.
+        } else if (band_) {  // every rank's spread, instead of eight of them
             const RankBand band =
                 rank_band(series_, StepColumns(lo_, hi_, plot_columns_ > 0 ? plot_columns_ : kColumnsBeforeFirstFrame));
             lines.push_back({"max of " + std::to_string(band.ranks) + " ranks",

@@ -29,6 +29,8 @@ private:
     void read(Reader& reader, bool window_is_zoom);
     // The focused rank's stretches a restart abandoned (steps an earlier run trained, then a later one again).
     void read_abandoned(Reader& reader);
+    // The baseline's same series on the focused rank (SharedSelection::baseline).
+    void read_baseline();
     // Lines by tensor: the page of tensors the filter matches on the focused rank, micro-steps folded.
     void read_tensors(Reader& reader, bool window_is_zoom);
     Reaction page_tensors(int delta);
@@ -46,6 +48,8 @@ private:
         std::vector<StepValue> points;
     };
     std::vector<Abandoned> abandoned_;  // the focused rank's, oldest first
+    std::vector<StepValue> baseline_;   // the baseline's same series on the focused rank (every step when ratio_)
+    bool ratio_ = false;                // the focused rank divided by the baseline
     std::int64_t data_lo_ = 0, data_hi_ = -1;
     std::int64_t lo_ = 0, hi_ = -1;
     bool zoomed_ = false, log_y_ = false, others_ = true;

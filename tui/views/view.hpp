@@ -30,6 +30,10 @@ struct SharedSelection {
     std::optional<std::int64_t> focus_step;  // a step for the chart to centre its cursor on, once
     std::optional<ChartDrill> drill;         // while set, the chart shows this instead of the Overview's choice
     std::uint64_t drills = 0;                // drill-downs opened so far: a new one starts from a plain chart
+    // Another run to compare with (--baseline, :baseline PATH): the Chart draws its same series faint, aligned by
+    // step, and divides by it in its ratio view. Owned by the app; null: none.
+    Reader* baseline = nullptr;
+    std::string baseline_name;
 
     // What the chart shows: the drill-down's while there is one, else the Overview's.
     SeriesSelection& chart_series() { return drill ? drill->series : series; }

@@ -1,0 +1,108 @@
+// Comparing with a baseline run in msmon-tui: the same simulated job without the x2 drift planted from step 50.
+// The Chart draws the baseline faint beside the focused rank; x divides by it, and the title says where the two
+// parted; :baseline PATH picks one while running, :baseline off drops it.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class TuiBaseline : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        for (const auto& [dir, faults] : {std::pair<std::string, std::string>{"base", ""}, {"drift", "drift@50x2"}}) {
+            std::vector<std::string> argv = {program("msmon"), "simulate", tmp / dir, "--ranks", "2", "--steps", "100"};
+            if (!faults.empty()) argv.insert(argv.end(), {"--faults", faults});
+            const auto r = run(argv, tmux_env(tmp));
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+        }
+    }
+    // The drifted module's chart, once the job is read.
+    void open_drifted_module(TmuxSession& t) {
+        const auto ready = [](const std::string& s) {
+            const auto lines = lines_of(s);
+            return !lines.empty() && lines.back().find("steps 0-99") != std::string::npos;
+        };
+        ASSERT_TRUE(ready(t.screen_when(ready, milliseconds(30000)))) << t.capture();
+        t.send_keys("2", true);
+        t.send_keys("/", true);
+        t.send_keys("layers\\.1\\.mlp\\.linear_fc2", true);
+        t.send_keys("Enter");
+    }
+    TempDir tmp;
+};
+
+std::string legend_faint(TmuxSession& t) {
+    std::string out;
+    for (const auto& line : styled_runs(t.capture_styled(), Sgr::dim))
+        for (const auto& run : line) out += "[" + run + "]";
+    return out;
+}
+
+TEST_F(TuiBaseline, both_lines_are_drawn_and_the_ratio_view_flags_the_drift) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "drift") + " --baseline " + (tmp / "base"), 150, 40,
+                  tmux_env(tmp));
+    open_drifted_module(t);
+    std::string screen =
+        t.screen_when([&](const std::string& s) { return s.find("baseline " + (tmp / "base")) != std::string::npos; },
+                      milliseconds(10000));
+    ASSERT_NE(screen.find("baseline " + (tmp / "base")), std::string::npos) << screen;
+    const auto lines = lines_of(screen);
+    EXPECT_NE(screen.find("\nrank 0  baseline"), std::string::npos) << "the legend names both lines:\n" << screen;
+    EXPECT_NE(legend_faint(t).find("[baseline]"), std::string::npos) << "the baseline is faint";
+
+    t.send_keys("x", true);
+    screen = t.screen_when([](const std::string& s) { return s.find("ratio to baseline: ") != std::string::npos; },
+                           milliseconds(10000));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        screen, m, std::regex(R"(ratio to baseline: beyond x1\.5 from step (\d+), farthest x(\S+) at step (\d+))")))
+        << screen;
+    const int parted = std::stoi(m[1]);
+    EXPECT_GE(parted, 50) << "the two runs are the same job until the drift begins";
+    EXPECT_LT(parted, 100);
+    EXPECT_NEAR(std::stod(m[2]), 2.0, 0.3);
+    EXPECT_EQ(m[3], "99");
+    EXPECT_NE(screen.find("rank 0 / baseline"), std::string::npos) << screen;
+    t.send_keys("q", true);
+}
+
+TEST_F(TuiBaseline, a_baseline_is_picked_and_dropped_while_running) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "drift"), 150, 40, tmux_env(tmp));
+    open_drifted_module(t);
+    t.send_keys("x", true);
+    std::string screen = t.screen_when(
+        [](const std::string& s) {
+            return s.find("x: no baseline (--baseline DIR, or :baseline PATH)") != std::string::npos;
+        },
+        milliseconds(10000));
+    ASSERT_NE(screen.find("x: no baseline"), std::string::npos) << screen;
+    t.send_keys(":", true);
+    t.send_keys("baseline " + (tmp / "base"), true);
+    t.send_keys("Enter");
+    screen = t.screen_when(
+        [](const std::string& s) { return s.find("ratio to baseline: beyond x1.5") != std::string::npos; },
+        milliseconds(20000));
+    EXPECT_NE(screen.find("ratio to baseline: beyond x1.5"), std::string::npos) << screen;
+    t.send_keys(":", true);
+    t.send_keys("baseline off", true);
+    t.send_keys("Enter");
+    screen = t.screen_when([](const std::string& s) { return s.find("x: no baseline") != std::string::npos; },
+                           milliseconds(10000));
+    EXPECT_NE(screen.find("x: no baseline"), std::string::npos) << screen;
+    t.send_keys("x", true);
+    screen = t.screen_when([](const std::string& s) { return s.find("\nrank 0  r1") != std::string::npos; },
+                           milliseconds(10000));
+    EXPECT_EQ(screen.find("baseline"), std::string::npos) << screen;
+    t.send_keys("q", true);
+}
+
+}  // namespace
+}  // namespace msmon::test
