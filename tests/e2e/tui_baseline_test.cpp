@@ -104,5 +104,44 @@ TEST_F(TuiBaseline, a_baseline_is_picked_and_dropped_while_running) {
     t.send_keys("q", true);
 }
 
+// The Overview sorts ranks by how far each went from the baseline: a gradient spike on rank 2 alone puts rank 2
+// first, and the title says how far and where for the selected rank.
+TEST_F(TuiBaseline, the_overview_sorts_ranks_by_divergence_from_the_baseline) {
+    for (const auto& [dir, faults] : {std::pair<std::string, std::string>{"base4", ""}, {"spike4", "spike@60:r2x10"}}) {
+        std::vector<std::string> argv = {program("msmon"), "simulate", tmp / dir, "--ranks", "4", "--steps", "100"};
+        if (!faults.empty()) argv.insert(argv.end(), {"--faults", faults});
+        const auto r = run(argv, tmux_env(tmp));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "spike4") + " --baseline " + (tmp / "base4"), 150, 30,
+                  tmux_env(tmp));
+    const auto ready = [](const std::string& s) {
+        const auto lines = lines_of(s);
+        return !lines.empty() && lines.back().find("steps 0-99") != std::string::npos;
+    };
+    ASSERT_TRUE(ready(t.screen_when(ready, milliseconds(30000)))) << t.capture();
+    t.send_keys(":", true);
+    t.send_keys("kind grad_unreduced", true);  // each rank's own gradient, before the all-reduce
+    t.send_keys("Enter");
+    for (int i = 0; i < 3; ++i) t.send_keys("s", true);  // rank, latest, deviation, divergence from the baseline
+    const std::string screen = t.screen_when(
+        [](const std::string& s) { return s.find("sort divergence from the baseline") != std::string::npos; },
+        milliseconds(10000));
+    ASSERT_NE(screen.find("sort divergence from the baseline"), std::string::npos) << screen;
+    const auto lines = lines_of(screen);
+    ASSERT_GT(lines.size(), 4u);
+    EXPECT_EQ(lines[3].substr(1, 2), "2 ") << "rank 2, the one that spiked, first:\n" << screen;
+    // The selection stays on its rank as rows re-sort; g selects the first row, and the title says how far it went.
+    t.send_keys("g", true);
+    const std::string selected =
+        t.screen_when([](const std::string& s) { return s.find("rank 2 ratio to baseline: ") != std::string::npos; },
+                      milliseconds(10000));
+    EXPECT_NE(selected.find("rank 2 ratio to baseline: never 3 steps in a row beyond x1.5, farthest x"),
+              std::string::npos)
+        << selected;
+    EXPECT_NE(selected.find(" at step 60"), std::string::npos) << selected;
+    t.send_keys("q", true);
+}
+
 }  // namespace
 }  // namespace msmon::test

@@ -45,7 +45,9 @@ TEST(BaselineRatio, the_same_run_is_within_and_nan_is_not_divided) {
     const auto r = ratio_to_baseline(cur, base);
     EXPECT_FALSE(r.parted_from.has_value());
     EXPECT_EQ(r.points.size(), 2u);
-    EXPECT_EQ(r.summary, "ratio to baseline: within x1.5, farthest x1 at step 10, 1 step without a baseline value");
+    EXPECT_EQ(r.summary,
+              "ratio to baseline: never 3 steps in a row beyond x1.5, farthest x1 at step 10, 1 step without a "
+              "baseline value");
 }
 
 }  // namespace

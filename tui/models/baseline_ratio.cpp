@@ -51,7 +51,7 @@ BaselineRatio ratio_to_baseline(const std::vector<StepValue>& current, const std
     }
     out.summary += out.parted_from
                        ? "beyond " + times(kDivergenceFactor) + " from step " + std::to_string(*out.parted_from)
-                       : "within " + times(kDivergenceFactor);
+                       : "never 3 steps in a row beyond " + times(kDivergenceFactor);
     out.summary += ", farthest " + times(out.farthest) + " at step " + std::to_string(out.farthest_step);
     if (out.unmatched)
         out.summary += ", " + std::to_string(out.unmatched) + (out.unmatched == 1 ? " step" : " steps") +

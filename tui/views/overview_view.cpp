@@ -9,6 +9,7 @@
 
 #include "core/text/number_text.hpp"
 #include "store/derived_reader.hpp"
+#include "tui/models/baseline_ratio.hpp"
 #include "tui/views/overview_points.hpp"
 #include "tui/widgets/downsample.hpp"
 #include "tui/widgets/sparkline.hpp"
@@ -42,9 +43,12 @@ OverviewView::OverviewView(SharedSelection& shared, IncidentIndex& incidents, st
         {{']'}, "]", "next kind (grad_reduced, actv, loss, ...)", [this] { return cycle_kind(1); }},
         {{'['}, "[", "previous kind", [this] { return cycle_kind(-1); }},
         {{'o'}, "o", "next op (norm, max, min, mean, ...)", [this] { return cycle_op(); }},
-        {{'s'}, "s", "sort by rank / latest value / deviation from the other ranks", [this] {
-             sort_ = sort_ == Sort::rank ? Sort::latest : sort_ == Sort::latest ? Sort::deviation : Sort::rank;
-             return Reaction::redraw;
+        {{'s'}, "s", "sort by rank / latest value / deviation from the other ranks / divergence from the baseline", [this] {
+             sort_ = sort_ == Sort::rank     ? Sort::latest
+                     : sort_ == Sort::latest ? Sort::deviation
+                     : sort_ == Sort::deviation && shared_.baseline ? Sort::baseline
+                                                                   : Sort::rank;
+             return Reaction::reload;
          }},
         {{'v'}, "v", "view: the heatmap of every rank or the list (the heatmap when ranks outnumber rows)", [this] {
              layout_ = heatmap_shown_ ? Layout::list : Layout::heatmap;
@@ -79,11 +83,33 @@ void OverviewView::collect(Reader& reader) {
         stage_layout_.update(reader, layout_kind, model_.catalog.ranks, std::chrono::seconds(60));
     else stage_layout_ = RankLayout{};
     collect_heatmap(reader);
+    collect_baseline();
     // The selection is a rank, kept as the rows re-sort; this runs on every refresh, also behind other tabs, so it
     // never moves the selection, only starts one (the first row) when there is none.
     for (const auto& row : model_.rows)
         if (row.rank == shared_.focus_rank) return;
     if (!model_.rows.empty()) shared_.focus_rank = model_.rows[sorted_rows().front()].rank;
+}
+
+void OverviewView::collect_baseline() {
+    baseline_distance_.clear();
+    baseline_summary_.clear();
+    if (!shared_.baseline) {
+        if (sort_ == Sort::baseline) sort_ = Sort::rank;  // the baseline was dropped
+        return;
+    }
+    const auto& sel = model_.selection;
+    std::map<int, std::vector<StepValue>> base;
+    for (auto& rs : shared_.baseline->rank_series({sel.kind, sel.op, sel.name_regex, kWindowSteps, {}}))
+        base[rs.rank] = std::move(rs.points);
+    for (const auto& row : model_.rows) {
+        const auto it = base.find(row.rank);
+        if (it == base.end()) continue;
+        const BaselineRatio r = ratio_to_baseline(row.points, it->second);
+        if (r.points.empty()) continue;
+        baseline_distance_[row.rank] = std::abs(std::log(std::abs(r.farthest)));
+        baseline_summary_[row.rank] = r.summary;
+    }
 }
 
 std::size_t OverviewView::selected_position(const std::vector<std::size_t>& order) const {
@@ -112,6 +138,10 @@ std::vector<std::size_t> OverviewView::sorted_rows() const {
         median[s] = v[v.size() / 2];
     }
     auto key = [&](std::size_t i) {
+        if (sort_ == Sort::baseline) {  // no baseline value to compare with: last
+            const auto it = baseline_distance_.find(model_.rows[i].rank);
+            return it == baseline_distance_.end() ? -1.0 : it->second;
+        }
         const double v = model_.rows[i].latest;
         if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();  // NaN/Inf first: they are the news
         return sort_ == Sort::latest ? v : std::abs(v - median[stage(i)]);
@@ -172,7 +202,13 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     const auto& sel = model_.selection;
     std::string title = "kind " + (sel.kind.empty() ? std::string("-") : sel.kind) + "  op " + sel.op;
     if (sel.name_regex) title += "  filter /" + *sel.name_regex + "/";
-    title += std::string("  sort ") + (sort_ == Sort::rank ? "rank" : sort_ == Sort::latest ? "latest" : "deviation");
+    title += std::string("  sort ") + (sort_ == Sort::rank       ? "rank"
+                                       : sort_ == Sort::latest   ? "latest"
+                                       : sort_ == Sort::baseline ? "divergence from the baseline"
+                                                                 : "deviation");
+    if (sort_ == Sort::baseline)
+        if (const auto it = baseline_summary_.find(shared_.focus_rank); it != baseline_summary_.end())
+            title += "  rank " + std::to_string(shared_.focus_rank) + " " + it->second;
     if (model_.step_hi >= model_.step_lo)
         title += "  steps " + std::to_string(model_.step_lo) + "-" + std::to_string(model_.step_hi);
     if (stage_layout_.stages().size() > 1) title += "  " + describe_stages(stage_layout_.stages());

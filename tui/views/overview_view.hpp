@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 
 #include "store/incident_index.hpp"
 #include "tui/models/rank_layout.hpp"
@@ -13,7 +14,7 @@ namespace msmon::tui {
 
 class OverviewView final : public View {
 public:
-    enum class Sort { rank, latest, deviation };
+    enum class Sort { rank, latest, deviation, baseline };
     OverviewView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart);
     const char* title() const override { return "Overview"; }
     const KeyTable& keys() const override { return keys_; }
@@ -27,6 +28,8 @@ public:
 
 private:
     std::vector<std::size_t> sorted_rows() const;
+    // Each rank's distance from the baseline (shared_.baseline), for the baseline sort.
+    void collect_baseline();
     // Where the selected rank (shared_.focus_rank) is in `order` (sorted_rows()); 0 if it has no row.
     std::size_t selected_position(const std::vector<std::size_t>& order) const;
     Reaction move(int delta);
@@ -54,6 +57,10 @@ private:
     RankLayout stage_layout_;  // pipeline stages: rows are grouped by stage, deviation is from the stage's median
     KeyTable keys_;
     Sort sort_ = Sort::rank;
+    // With a baseline: each rank's ratio farthest from 1 over the window, by rank (|log|: a halving is as far as a
+    // doubling), and the summary for the selected rank's line.
+    std::map<int, double> baseline_distance_;
+    std::map<int, std::string> baseline_summary_;
     enum class Layout { automatic, list, heatmap };  // automatic: the heatmap when ranks outnumber rows
     Layout layout_ = Layout::automatic;
     bool log_scale_ = false;
