@@ -14,5 +14,6 @@ int run_anomalies_command(int argc, char** argv);
 int run_health_command(int argc, char** argv);
 int run_config_command(int argc, char** argv);
 int run_export_command(int argc, char** argv);
+int run_settings_command(int argc, char** argv);
 
 }  // namespace msmon

@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "core/args/arg_parser.hpp"
+#include "core/config/msmon_settings.hpp"
 #include "core/ingest/periodic_worker.hpp"
 #include "core/notify/incident_hook.hpp"
 #include "core/text/display_escape.hpp"
@@ -181,8 +182,12 @@ int run_ingest_command(int argc, char** argv) {
         }
     }
 
-    const std::string on_incident = args->value("--on-incident").value_or("");
-    std::chrono::milliseconds hook_timeout(20000);
+    // msmon's settings file: its on_incident command and timeout unless the flags say otherwise.
+    const LoadedSettings settings = load_settings();
+    for (const auto& m : settings.messages())
+        std::fprintf(stderr, "msmon: settings: %s\n", escape_for_terminal(m).c_str());
+    const std::string on_incident = args->value("--on-incident").value_or(settings.settings.on_incident);
+    std::chrono::milliseconds hook_timeout(static_cast<std::int64_t>(settings.settings.on_incident_timeout_s * 1000));
     if (auto t = args->value("--on-incident-timeout")) {
         auto d = parse_double(*t);
         if (!d || !(*d > 0) || *d > 86400) {

@@ -19,7 +19,8 @@ constexpr const char* kUsage =
     "  health (DIR|--db)  checkpoint health, latest healthy checkpoint, data skips and stops\n"
     "  config ACTION CONFIG  show or change msprobe's monitor config safely (enable, stop, disable, set)\n"
     "  export (DIR|--db) --trend-db OUTDIR  write msprobe's monitor_data.trend.db (as data2db does)\n"
-    "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n";
+    "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
+    "  settings           msmon's own settings file: what applies, and what in it is wrong\n";
 
 }  // namespace
 
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
         if (cmd == "health") return msmon::run_health_command(argc, argv);
         if (cmd == "config") return msmon::run_config_command(argc, argv);
         if (cmd == "export") return msmon::run_export_command(argc, argv);
+        if (cmd == "settings") return msmon::run_settings_command(argc, argv);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon %s: %s\n", msmon::escape_for_terminal(cmd).c_str(),
                      msmon::escape_for_terminal(e.what()).c_str());

@@ -134,7 +134,7 @@ int run_live(const LaunchOptions& o) {
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, nullptr);
     std::mutex notice_mu;
-    std::string notice = session || !o.store.empty() || o.store_only() ? "" : error + " (read only)";
+    std::string notice = session || !o.store.empty() || o.store_only() ? o.settings_notice : error + " (read only)";
     std::atomic<long long> last_commit_ns{0};
     std::thread engine_thread;
     if (session) {
@@ -198,7 +198,7 @@ int run_live(const LaunchOptions& o) {
     std::string store_failure;
     IncidentAnnouncer announcer(o, o.store.empty() ? o.db : o.store);
     {
-        Terminal term;
+        Terminal term(!o.mono);
         using Clock = std::chrono::steady_clock;
         const auto frame = std::chrono::milliseconds(50);  // at most 20 frames a second
         auto last_frame = Clock::now() - std::chrono::seconds(1);

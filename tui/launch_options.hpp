@@ -17,7 +17,9 @@ struct LaunchOptions {
     // through the terminal (tui/notification.hpp), and the user's command (core/notify/hook_runner.hpp).
     bool bell = true, desktop_notify = true;
     std::string on_incident;
-    std::string baseline;  // a job folder or a store to compare with
+    std::string baseline;         // a job folder or a store to compare with
+    bool mono = false;            // the settings' theme "mono": no colours, as NO_COLOR
+    std::string settings_notice;  // a problem in the settings file, for the status line
     int on_incident_timeout_ms = 20000;
     // No DIR, only --db: an existing store, shown as it is (nothing ingests, nothing is written).
     bool store_only() const { return dir.empty() && store.empty(); }

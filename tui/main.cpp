@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/args/arg_parser.hpp"
+#include "core/config/msmon_settings.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -85,9 +86,19 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
     o.config_path = args->value("--config").value_or("");
     o.snapshot = args->value("--snapshot").value_or("");
     o.demo = args->has("--demo");
-    o.bell = !args->has("--no-bell");
+    // msmon's settings file under the flags: a flag wins.
+    const LoadedSettings settings = load_settings();
+    for (const auto& m : settings.messages()) {
+        std::fprintf(stderr, "msmon-tui: settings: %s\n", escape_for_terminal(m).c_str());
+        o.settings_notice = "settings: " + m;
+    }
+    o.bell = settings.settings.bell && !args->has("--no-bell");
+    o.desktop_notify = settings.settings.desktop_notify;
+    o.on_incident = settings.settings.on_incident;
+    o.on_incident_timeout_ms = static_cast<int>(settings.settings.on_incident_timeout_s * 1000);
+    o.mono = settings.settings.theme == "mono";
     o.baseline = args->value("--baseline").value_or("");
-    o.desktop_notify = !args->has("--no-notify");
+    if (args->has("--no-notify")) o.desktop_notify = false;
     if (args->has("--on-incident")) {
         o.on_incident = *args->value("--on-incident");
         if (o.on_incident.find_first_not_of(" \t") == std::string::npos)

@@ -62,7 +62,7 @@ constexpr int kColors = static_cast<int>(Color::heat7) + 1;
 
 }  // namespace
 
-Terminal::Terminal() {
+Terminal::Terminal(bool colours) {
     std::setlocale(LC_ALL, "");
     const char* codeset = nl_langinfo(CODESET);
     glyphs_.unicode = codeset && (std::strcmp(codeset, "UTF-8") == 0 || std::strcmp(codeset, "utf8") == 0);
@@ -76,7 +76,7 @@ Terminal::Terminal() {
     mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
     mouseinterval(0);
     const char* no_color = std::getenv("NO_COLOR");
-    if (has_colors() && !(no_color && *no_color)) {
+    if (colours && has_colors() && !(no_color && *no_color)) {
         start_color();
         use_default_colors();
         colors_ = true;

@@ -15,7 +15,8 @@ struct MouseEvent {
 
 class Terminal {
 public:
-    Terminal();   // takes over the terminal
+    // Takes over the terminal; `colours` false: monochrome whatever the terminal can (the settings' theme "mono").
+    explicit Terminal(bool colours = true);
     ~Terminal();  // restores it
     Terminal(const Terminal&) = delete;
     Terminal& operator=(const Terminal&) = delete;

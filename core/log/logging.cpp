@@ -72,6 +72,11 @@ bool make_dirs(const std::string& path) {
     return !ec || std::filesystem::is_directory(path);
 }
 
+std::string config_dir() {
+    if (const char* v = std::getenv("XDG_CONFIG_HOME"); v && *v == '/') return std::string(v) + "/msmon";
+    return home_dir() + "/.config/msmon";
+}
+
 std::string state_dir() {
     return xdg_dir("XDG_STATE_HOME", ".local/state");
 }

@@ -10,6 +10,8 @@ namespace msmon {
 std::string state_dir();
 // $XDG_CACHE_HOME/msmon (else ~/.cache/msmon), created if missing.
 std::string cache_dir();
+// $XDG_CONFIG_HOME/msmon (else ~/.config/msmon), where msmon's own settings are; not created (msmon only reads it).
+std::string config_dir();
 
 // Logs to <state_dir>/<program>.log (rotating). When `stderr_errors`, errors are also printed to stderr.
 void init_logging(const std::string& program, bool stderr_errors);

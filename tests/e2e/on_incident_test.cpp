@@ -197,6 +197,34 @@ TEST(OnIncident, a_failing_command_is_logged_once_and_ingest_still_succeeds) {
     EXPECT_NE(read_file(log_path(tmp)).find("exited with status 3"), std::string::npos);
 }
 
+// The settings file's on_incident command runs when no flag gives one; a flag wins over it.
+TEST(OnIncident, the_settings_file_gives_the_default_command_and_a_flag_wins) {
+    TempDir tmp;
+    const std::string job = simulate(tmp, {"--steps", "30", "--faults", "nan@10:r0"});
+    write_file(tmp / "settings.toml",
+               "[on_incident]\ncommand = \"echo from-settings >> '" + tmp.path() + "/who'\"\ntimeout_s = 5\n");
+    auto env = isolated_env(tmp);
+    env["MSMON_CONFIG"] = tmp / "settings.toml";
+    auto r = run({program("msmon"), "ingest", job, "--db", tmp / "a.db", "--json"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read_file(tmp / "who"), "from-settings\n");
+    r = run({program("msmon"), "ingest", job, "--db", tmp / "b.db", "--json", "--on-incident",
+             "echo from-flag >> '" + tmp.path() + "/who'"},
+            env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read_file(tmp / "who"), "from-settings\nfrom-flag\n");
+    // A wrong settings file is named with its line; ingest still runs.
+    write_file(tmp / "settings.toml", "[on_incident]\ntimeout_s = -1\n");
+    r = run({program("msmon"), "ingest", job, "--db", tmp / "c.db"}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("settings: " + (tmp / "settings.toml") + " line 2: on_incident.timeout_s must be"),
+              std::string::npos)
+        << r.err;
+    r = run({program("msmon"), "settings"}, env);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("file: " + (tmp / "settings.toml")), std::string::npos) << r.out;
+}
+
 TEST(OnIncident, usage_errors_are_named) {
     TempDir tmp;
     auto r = run({program("msmon"), "ingest", tmp.path(), "--on-incident", "  "}, isolated_env(tmp));

@@ -125,9 +125,13 @@ TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_run
     EXPECT_EQ(incidents[0]["kind"], "grad_reduced");
 }
 
+// The bell off by its flag, the desktop notification off in msmon's settings file: nothing is written, and the
+// status line still says it.
 TEST_F(TuiNotify, no_bell_and_no_notify_write_nothing_but_the_status_line_still_says_it) {
-    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --no-bell --no-notify",
-                  150, 40, tmux_env(tmp));
+    std::filesystem::create_directories(tmp / "config/msmon");
+    write_file(tmp / "config/msmon/config.toml", "[notify]\ndesktop = false\n");
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --no-bell", 150, 40,
+                  tmux_env(tmp));
     const std::string raw = tmp / "raw.bin";
     t.record_output(raw);
     ASSERT_NE(last_line(t.screen_when(

@@ -17,7 +17,9 @@ namespace msmon::test {
 namespace fs = std::filesystem;
 
 std::map<std::string, std::string> isolated_env(const TempDir& tmp) {
-    return {{"XDG_CACHE_HOME", tmp / "xdg-cache"}, {"XDG_STATE_HOME", tmp / "xdg-state"}};
+    return {{"XDG_CACHE_HOME", tmp / "xdg-cache"},
+            {"XDG_STATE_HOME", tmp / "xdg-state"},
+            {"XDG_CONFIG_HOME", tmp / "xdg-config"}};
 }
 
 std::string log_path(const TempDir& tmp) {

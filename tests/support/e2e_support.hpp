@@ -10,7 +10,8 @@
 
 namespace msmon::test {
 
-// XDG_CACHE_HOME and XDG_STATE_HOME under `tmp`, so a test never touches the real home.
+// XDG_CACHE_HOME, XDG_STATE_HOME and XDG_CONFIG_HOME under `tmp`, so a test never touches the real home (nor reads
+// its settings).
 std::map<std::string, std::string> isolated_env(const TempDir& tmp);
 
 // The log file msmon writes under an isolated_env.

@@ -187,7 +187,8 @@ std::map<std::string, std::string> tmux_env(const TempDir& tmp) {
             {"LC_ALL", "C.UTF-8"},
             {"TERM", "xterm-256color"},
             {"XDG_STATE_HOME", tmp / "state"},
-            {"XDG_CACHE_HOME", tmp / "cache"}};
+            {"XDG_CACHE_HOME", tmp / "cache"},
+            {"XDG_CONFIG_HOME", tmp / "config"}};
 }
 
 }  // namespace msmon::test
