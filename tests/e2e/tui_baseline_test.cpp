@@ -104,6 +104,41 @@ TEST_F(TuiBaseline, a_baseline_is_picked_and_dropped_while_running) {
     t.send_keys("q", true);
 }
 
+// Layers coloured against the baseline: the drifted module's cell at the last step reads about x2 of the
+// baseline's; a module the drift did not touch reads x1.
+TEST_F(TuiBaseline, layers_colour_cells_by_their_ratio_to_the_baseline) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "drift") + " --baseline " + (tmp / "base"), 150, 45,
+                  tmux_env(tmp));
+    const auto ready = [](const std::string& s) {
+        const auto lines = lines_of(s);
+        return !lines.empty() && lines.back().find("steps 0-99") != std::string::npos;
+    };
+    ASSERT_TRUE(ready(t.screen_when(ready, milliseconds(30000)))) << t.capture();
+    t.send_keys("7", true);
+    t.send_keys(":", true);
+    t.send_keys("kind grad_reduced", true);
+    t.send_keys("Enter");
+    t.send_keys("a", true);  // by value
+    t.send_keys("a", true);  // against the baseline
+    std::string screen = t.screen_when(
+        [](const std::string& s) { return s.find("vs the baseline: 0.1x") != std::string::npos; }, milliseconds(10000));
+    ASSERT_NE(screen.find("vs the baseline: 0.1x"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("module.module.embedding.word_embeddings.weight: 0.014877 = 1x the baseline"),
+              std::string::npos)
+        << "the first row, untouched by the drift:\n"
+        << screen;
+    for (int i = 0; i < 12; ++i) t.send_keys("j", true);  // down to layers.1.mlp.linear_fc2
+    screen = t.screen_when(
+        [](const std::string& s) { return s.find("layers.1.mlp.linear_fc2.weight: ") != std::string::npos; },
+        milliseconds(10000));
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_search(screen, m, std::regex(R"(layers\.1\.mlp\.linear_fc2\.weight: \S+ = (\S+)x the baseline)")))
+        << screen;
+    EXPECT_NEAR(std::stod(m[1]), 1.9, 0.4) << "the drift's x2 by the last step";
+    t.send_keys("q", true);
+}
+
 // The Overview sorts ranks by how far each went from the baseline: a gradient spike on rank 2 alone puts rank 2
 // first, and the title says how far and where for the selected rank.
 TEST_F(TuiBaseline, the_overview_sorts_ranks_by_divergence_from_the_baseline) {

@@ -86,6 +86,26 @@ std::vector<ColumnStat> step_cells(const std::vector<StepValue>& series, std::in
     return downsample_minmax(points, lo, hi, static_cast<int>(std::clamp<std::int64_t>(span, 1, 1 << 20)));
 }
 
+std::vector<ColumnStat> baseline_cells(const std::vector<StepValue>& series, const std::vector<StepValue>& baseline,
+                                       std::int64_t lo, std::int64_t hi) {
+    std::vector<SeriesPoint> points;
+    auto b = std::lower_bound(baseline.begin(), baseline.end(), lo,
+                              [](const StepValue& p, std::int64_t s) { return p.step < s; });
+    const auto first = std::lower_bound(series.begin(), series.end(), lo,
+                                        [](const StepValue& p, std::int64_t s) { return p.step < s; });
+    for (auto it = first; it != series.end() && it->step <= hi; ++it) {
+        if (!std::isfinite(it->value)) {
+            points.push_back({it->step, it->value});
+            continue;
+        }
+        while (b != baseline.end() && b->step < it->step) ++b;
+        if (b == baseline.end() || b->step != it->step || !std::isfinite(b->value) || b->value == 0) continue;
+        points.push_back({it->step, relative_level(it->value, b->value)});
+    }
+    const std::int64_t span = hi - lo + 1;
+    return downsample_minmax(points, lo, hi, static_cast<int>(std::clamp<std::int64_t>(span, 1, 1 << 20)));
+}
+
 std::vector<ColumnStat> fold_cells(const std::vector<std::vector<ColumnStat>>& members, bool relative,
                                    std::vector<int>* winner) {
     if (members.empty()) return {};

@@ -43,6 +43,12 @@ std::vector<StepValue> fold_micro_steps(const std::vector<const std::vector<Step
 std::vector<ColumnStat> step_cells(const std::vector<StepValue>& series, std::int64_t lo, std::int64_t hi,
                                    bool relative, std::size_t history);
 
+// One cell a step over [lo, hi] against a baseline run's same series: log10(|value| / |baseline's value at that
+// step|); a step the baseline lacks (or holds 0 or a non-finite value at) has no cell, a non-finite value keeps
+// its flags.
+std::vector<ColumnStat> baseline_cells(const std::vector<StepValue>& series, const std::vector<StepValue>& baseline,
+                                       std::int64_t lo, std::int64_t hi);
+
 // Several tensors' cells as one row (a folded layer): a column shows its most extreme member (relative: the
 // largest |level|; by value: the largest), a non-finite one first. `winner` gets, per column, the member shown
 // (-1: none has a value).

@@ -44,9 +44,11 @@ LayersView::LayersView(SharedSelection& shared, IncidentIndex& incidents, std::f
         {{'o'}, "o", "next op (norm, max, min, mean, ...)", [this] { return cycle_op(); }},
         {{'r'}, "r", "next rank", moved([this] { return next_rank(1); })},
         {{'R'}, "R", "previous rank", moved([this] { return next_rank(-1); })},
-        {{'a'}, "a", "colour: against the cell's own last 8 steps, or by value (log scale)", [this] {
-             relative_ = !relative_;
-             return Reaction::redraw;
+        {{'a'}, "a", "colour: against the cell's own last 8 steps, by value (log scale), or against the baseline run", [this] {
+             if (relative_ && !by_baseline_) relative_ = false;
+             else if (!relative_ && shared_.baseline) relative_ = by_baseline_ = true;
+             else relative_ = true, by_baseline_ = false;
+             return Reaction::reload;
          }},
     };
     // clang-format on

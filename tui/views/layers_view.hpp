@@ -105,7 +105,8 @@ private:
     bool micro_steps_apart_ = false;
     std::set<int> folded_layers_;
     bool relative_ = true;
-    bool following_ = true;  // the cursor follows the top incident's origin until a key moves it
+    bool by_baseline_ = false;  // colour against the baseline run (SharedSelection::baseline), not the history
+    bool following_ = true;     // the cursor follows the top incident's origin until a key moves it
     std::optional<GoTo> go_to_;
     std::size_t selected_ = 0, top_ = 0;  // rows
 
@@ -130,6 +131,7 @@ private:
         std::vector<std::vector<std::uint8_t>> marks;
         std::vector<std::string> labels;  // of the shown rows
         std::string stages;               // "2 pipeline stages: r0-r3 layers 0-1, r4-r7 layers 2-3", or empty
+        bool by_baseline = false;         // levels are against the baseline run, not the cell's history
         IncidentCells incident_cells;
     };
     StoreCatalog catalog_;

@@ -77,6 +77,8 @@ void LayersView::collect(Reader& reader) {
     frame_.fixed = fixed_, frame_.kind = kind_, frame_.op = op_, frame_.tensor = tensor_, frame_.rank = rank_;
     frame_.lo = lo, frame_.hi = hi;
     frame_.incident_cells = incident_cells(*incidents_.set(), kind_);
+    if (!shared_.baseline) by_baseline_ = false;  // dropped (:baseline off)
+    frame_.by_baseline = by_baseline_;
     if (!kind_.empty() && rank_ >= 0 && hi >= lo) {
         if (fixed_ == Fixed::tensor) read_tensor_rows(reader);
         else read_grid(reader);
@@ -161,8 +163,10 @@ void LayersView::read_grid(Reader& reader) {
                 if (series_of.emplace(i, request_rows.size()).second) request_rows.push_back(frame_.rows[i]);
     const SeriesWindow window{sat_sub(frame_.lo, static_cast<std::int64_t>(kHistory)), frame_.hi, 0, std::nullopt};
     const std::vector<int> ranks = fixed_ == Fixed::step ? frame_.column_ranks : std::vector<int>{rank_};
-    std::vector<std::vector<std::vector<StepValue>>> series;  // per rank, per request row
+    std::vector<std::vector<std::vector<StepValue>>> series, base;  // per rank, per request row
     for (int r : ranks) series.push_back(reader.module_series({kind_, op_, r, request_rows, window}));
+    if (frame_.by_baseline)
+        for (int r : ranks) base.push_back(shared_.baseline->module_series({kind_, op_, r, request_rows, window}));
 
     for (std::size_t g = top_; g < end; ++g) {
         RowCells row;
@@ -170,11 +174,17 @@ void LayersView::read_grid(Reader& reader) {
             row.names.push_back(frame_.rows[tensor.front()].name);
             std::vector<ColumnStat> values, levels;
             for (std::size_t k = 0; k < ranks.size(); ++k) {
-                std::vector<const std::vector<StepValue>*> parts;
+                std::vector<const std::vector<StepValue>*> parts, base_parts;
                 for (std::size_t i : tensor) parts.push_back(&series[k][series_of[i]]);
                 const auto folded = fold_micro_steps(parts, op_);
                 auto v = step_cells(folded, frame_.lo, frame_.hi, false, kHistory);
-                auto l = step_cells(folded, frame_.lo, frame_.hi, true, kHistory);
+                std::vector<ColumnStat> l;
+                if (frame_.by_baseline) {
+                    for (std::size_t i : tensor) base_parts.push_back(&base[k][series_of[i]]);
+                    l = baseline_cells(folded, fold_micro_steps(base_parts, op_), frame_.lo, frame_.hi);
+                } else {
+                    l = step_cells(folded, frame_.lo, frame_.hi, true, kHistory);
+                }
                 values.insert(values.end(), v.begin(), v.end());
                 levels.insert(levels.end(), l.begin(), l.end());
             }
@@ -229,7 +239,14 @@ void LayersView::read_tensor_rows(Reader& reader) {
         for (const auto& s : series) parts.push_back(&s);
         const auto folded = fold_micro_steps(parts, op_);
         frame_.values.push_back(step_cells(folded, frame_.lo, frame_.hi, false, kHistory));
-        frame_.levels.push_back(step_cells(folded, frame_.lo, frame_.hi, true, kHistory));
+        if (frame_.by_baseline) {
+            const auto base_series = shared_.baseline->module_series({kind_, op_, rank, frame_.rows, window});
+            std::vector<const std::vector<StepValue>*> base_parts;
+            for (const auto& s : base_series) base_parts.push_back(&s);
+            frame_.levels.push_back(baseline_cells(folded, fold_micro_steps(base_parts, op_), frame_.lo, frame_.hi));
+        } else {
+            frame_.levels.push_back(step_cells(folded, frame_.lo, frame_.hi, true, kHistory));
+        }
         frame_.value_winner.emplace_back(frame_.values.back().size(), 0);
         frame_.level_winner.emplace_back(frame_.levels.back().size(), 0);
         std::vector<std::uint8_t> marks(frame_.values.back().size(), 0);

@@ -70,10 +70,10 @@ std::string LayersView::cursor_line() const {
     else if (v.count == 0) s += " no value";
     else {
         s += " " + short_number(v.max);
-        if (l.count > 0 && l.max != 0) {
+        if (l.count > 0 && (l.max != 0 || frame_.by_baseline)) {
             char ratio[32];
             std::snprintf(ratio, sizeof ratio, "%.3g", std::pow(10.0, l.max));
-            s += std::string(" = ") + ratio + "x its last 8 steps";
+            s += std::string(" = ") + ratio + (frame_.by_baseline ? "x the baseline" : "x its last 8 steps");
         }
     }
     if (frame_.marks[row][column] == 2) s += "  (the top incident began here)";
@@ -115,7 +115,11 @@ void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         return;
     }
     // The scale, and what the marks stand for.
-    int cx = x + buf.text(x, y + 1, relative_ ? "vs its last 8 steps: 0.1x " : "value (log): low ", dim, width);
+    int cx = x + buf.text(x, y + 1,
+                          !relative_           ? "value (log): low "
+                          : frame_.by_baseline ? "vs the baseline: 0.1x "
+                                               : "vs its last 8 steps: 0.1x ",
+                          dim, width);
     cx += draw_heatmap_scale(buf, cx, y + 1, glyphs);
     cx += buf.text(cx, y + 1, relative_ ? " 30x " : " high ", dim, x + width - cx);
     const std::string legend = std::string(" ! nan  ^ inf  ") + (glyphs.unicode ? "◆" : "@") + " top incident began  " +
