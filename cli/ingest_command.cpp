@@ -358,8 +358,12 @@ int run_ingest_command(int argc, char** argv) {
         if (gauges) write_gauges();
         if (hook) announce_incidents();
     }
-    // Every queued run gets its turn (each ends at its timeout at the latest; at most 64 wait).
-    if (hook) hook->finish(hook_timeout * 65 + std::chrono::seconds(65));
+    // One-shot: every queued run gets its turn (each ends at its timeout at the latest; at most 64 wait). Stopped
+    // from --follow (a service being stopped): the running one may finish within its timeout, the rest are dropped
+    // and counted.
+    if (hook)
+        hook->finish(options.follow ? hook_timeout + std::chrono::seconds(1)
+                                    : hook_timeout * 65 + std::chrono::seconds(65));
     if (!ok) {
         spdlog::error("{}", error);
         return kExitFailure;

@@ -60,8 +60,9 @@ public:
                             hook_base_env(jobs_, store)},
                 [](const std::string& msg) { spdlog::warn("{}", msg); });
     }
+    // Quitting waits 2 s at most for a command still running (q gives the prompt back at once).
     ~IncidentAnnouncer() {
-        if (hook_) hook_->finish(std::chrono::seconds(5));
+        if (hook_) hook_->finish(std::chrono::seconds(2));
     }
 
     // After a collect: `live` once the backlog is read. Returns what the status line says of the newest incident

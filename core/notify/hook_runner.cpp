@@ -77,6 +77,7 @@ void HookRunner::finish(std::chrono::milliseconds limit) {
         std::unique_lock lock(mu_);
         if (!stopping_) cv_.wait_for(lock, limit, [&] { return queue_.empty() && !running_; });
         stopping_ = true;
+        abort_.store(true);
         dropped = queue_.size();
         queue_.clear();
         cv_.notify_all();
@@ -183,7 +184,7 @@ void HookRunner::run_one(const HookEvent& event) {
             break;
         }
         const auto now = Clock::now();
-        if (!killed && now >= deadline) {
+        if (!killed && (now >= deadline || abort_.load())) {
             ::kill(-pid, SIGTERM);
             killed = true;
             term_sent = now;
@@ -237,6 +238,7 @@ void HookRunner::run_one(const HookEvent& event) {
     if (killed) ::kill(-pid, SIGKILL);  // whatever the command started and left behind
     if (output.size() > kOutputTail) output.erase(0, output.size() - kOutputTail);
     const std::string tail = output.empty() ? "" : " (its output ended: " + output + ")";
+    if (killed && abort_.load() && Clock::now() < deadline) return fail("was ended: msmon was stopping" + tail);
     if (killed) {
         counters_.timed_out.fetch_add(1);
         return fail("ran past its timeout of " + std::to_string(options_.timeout.count()) + " ms and was killed" +

@@ -44,14 +44,14 @@ class HookRunner {
 public:
     // `notice`: what the user should see (a failure, a drop); called on the runner's thread.
     HookRunner(HookOptions options, std::function<void(const std::string&)> notice);
-    ~HookRunner();  // finish(0): the running command is let run to its timeout; the waiting are dropped
+    ~HookRunner();  // finish(0): the waiting are dropped, the running command ended
     HookRunner(const HookRunner&) = delete;
     HookRunner& operator=(const HookRunner&) = delete;
 
     // Queues one run; false (and counted as dropped) when max_pending already wait. Never blocks.
     bool submit(HookEvent event);
-    // Waits at most `limit` for every queued run to end, then drops what still waits; the running command ends
-    // at its own timeout.
+    // Waits at most `limit` for every queued run to end, then drops what still waits and ends the running
+    // command as its timeout would (SIGTERM to its process group, SIGKILL a second later).
     void finish(std::chrono::milliseconds limit);
     const HookCounters& counters() const { return counters_; }
 
@@ -66,7 +66,8 @@ private:
     std::condition_variable cv_;
     std::deque<HookEvent> queue_;
     bool running_ = false, stopping_ = false;
-    std::thread thread_;  // last: started once the rest is set up
+    std::atomic<bool> abort_{false};  // finish() gave up waiting: end the running command now
+    std::thread thread_;              // last: started once the rest is set up
 };
 
 }  // namespace msmon

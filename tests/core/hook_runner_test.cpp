@@ -3,6 +3,7 @@
 #include "core/notify/hook_runner.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <mutex>
@@ -53,6 +54,35 @@ TEST(HookRunner, a_full_queue_drops_and_counts_and_says_so) {
     std::lock_guard lock(mu);
     ASSERT_FALSE(notices.empty());
     EXPECT_NE(notices[0].find("runs already wait"), std::string::npos);
+}
+
+// Quitting does not wait out a command's whole timeout: finish() gives it the time it was given, then ends it
+// and what it started.
+TEST(HookRunner, finish_ends_a_running_command_after_its_limit_and_drops_the_waiting) {
+    TempDir tmp;
+    std::atomic<int> notices{0};
+    HookRunner runner({"sleep 300 & echo $! > '" + tmp.path() + "/child'; sleep 300", milliseconds(60000), 8, {}},
+                      [&](const std::string&) { ++notices; });
+    runner.submit({"", {}});
+    runner.submit({"", {}});
+    ASSERT_GE(wait_until([&] { return !read_file(tmp / "child").empty(); }, milliseconds(10000)).count(), 0);
+    const auto start = std::chrono::steady_clock::now();
+    runner.finish(milliseconds(200));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << "waited for the 60 s timeout";
+    EXPECT_EQ(runner.counters().failed.load(), 1u);
+    EXPECT_EQ(runner.counters().timed_out.load(), 0u) << "ended by finish(), not by its timeout";
+    EXPECT_EQ(runner.counters().dropped.load(), 1u);
+    const pid_t child = std::stoi(read_file(tmp / "child"));
+    EXPECT_GE(wait_until(
+                  [&] {
+                      return ::kill(child, 0) != 0 ||
+                             read_file("/proc/" + std::to_string(child) + "/stat").find(") Z") != std::string::npos;
+                  },
+                  milliseconds(3000))
+                  .count(),
+              0)
+        << "the command's own child outlived it";
+    EXPECT_GE(notices.load(), 2);
 }
 
 TEST(HookRunner, a_command_that_cannot_be_found_fails_with_the_shells_status) {
