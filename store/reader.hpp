@@ -172,6 +172,11 @@ struct ModuleSeriesRequest {
     SeriesWindow window;
 };
 
+struct StepWallTime {
+    std::int64_t step = 0;
+    std::int64_t wall_ms = 0;
+};
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -217,6 +222,10 @@ public:
     // Every rank's runs as segments of its training (core/layout/run_segments.hpp), ordered by order_segments,
     // each with the stretch a restart abandoned; a backend that keeps no runs: none.
     virtual std::vector<RunSegment> run_segments() = 0;
+    // When each step was written, step-sorted: the earliest time any rank wrote it (ms since the epoch), each
+    // rank's time taken from the run that counts for the step (a restart's later one). Steps with no known time
+    // (a store older than the times, a source without them) are left out.
+    virtual std::vector<StepWallTime> step_times() = 0;
 };
 
 // Opens an existing store read-only. Throws SqliteError if it cannot.

@@ -238,8 +238,12 @@ UPDATE file SET issues = (SELECT count(*) FROM parse_issue p WHERE p.file_id = f
 CREATE INDEX file_by_kind ON file(kind);
 )sql",
     // 8 → 9: each run's step range (core/layout/run_segments.hpp: a restart's runs as segments), kept by the
-    // writer (store/rank_step_blocks.hpp); filled from the chunks, and the steps two runs hold rebuilt.
+    // writer (store/rank_step_blocks.hpp); filled from the chunks, and the steps two runs hold rebuilt. When each
+    // run wrote each step (a CSV's first-seen time, or its mtime): the Chart's wall-clock axis; none for a store
+    // written before.
     R"sql(
+CREATE TABLE step_time(run_id INTEGER NOT NULL, step INTEGER NOT NULL, wall_ms INTEGER NOT NULL,
+  PRIMARY KEY(run_id, step)) WITHOUT ROWID;
 CREATE TABLE run_range(run_id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL);
 INSERT INTO run_range(run_id, first_step, last_step)
   SELECT t.run_id, min(s.first_step), max(s.last_step) FROM tensor t JOIN sample_chunk s ON s.tensor_id = t.id

@@ -54,9 +54,13 @@ struct SqliteIngestStore::WriteStatements {
                   "value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)"),
           issue(c, "INSERT INTO parse_issue(file_id, line, reason, excerpt) VALUES(?,?,?,?)"),
           stack(c, "INSERT OR REPLACE INTO stack_info(run_id, module, stack) VALUES(?,?,?)"),
-          journal(c, "INSERT INTO ship_journal(tensor_id, lo_step, hi_step) VALUES(?,?,?)") {}
+          journal(c, "INSERT INTO ship_journal(tensor_id, lo_step, hi_step) VALUES(?,?,?)"),
+          step_time(
+              c,
+              "INSERT INTO step_time(run_id, step, wall_ms) VALUES(?,?,?) ON CONFLICT(run_id, step) DO UPDATE SET "
+              "wall_ms = min(wall_ms, excluded.wall_ms)") {}
     Statement run, tensor, layout, text, file, event, anomaly, checkpoint_clear, checkpoint, module_struct, detector,
-        whole_file, setting, repeats, issue, stack, journal;
+        whole_file, setting, repeats, issue, stack, journal, step_time;
 };
 
 namespace {
@@ -311,6 +315,12 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
     if (repeated > 0) {
         s.repeats.bind(1, repeated);
         s.repeats.run();
+    }
+    for (const auto& t : batch.step_times) {
+        s.step_time.bind(1, t.run_id);
+        s.step_time.bind(2, t.step);
+        s.step_time.bind(3, t.wall_ms);
+        s.step_time.run();
     }
     for (const auto& st : batch.stacks) {
         s.stack.bind(1, st.run_id);

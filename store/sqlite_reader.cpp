@@ -371,6 +371,34 @@ public:
         return out;
     }
 
+    std::vector<StepWallTime> step_times() override {
+        if (version_ < 9) return {};
+        ReadTransaction snapshot(conn_);
+        // Per (rank, format, step): the time from the latest run holding it; then per step the earliest rank's.
+        std::map<std::tuple<int, std::string, std::int64_t>,
+                 std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>>
+            latest;
+        Statement q(
+            conn_,
+            "SELECT r.rank, r.format, r.time_label, r.id, s.step, s.wall_ms FROM step_time s JOIN run r ON r.id "
+            "= s.run_id");
+        while (q.step()) {
+            const auto order = run_order(q.text(2), q.int64(3));
+            auto [it, fresh] =
+                latest.try_emplace({static_cast<int>(q.int64(0)), q.text(1), q.int64(4)}, order, q.int64(5));
+            if (!fresh && it->second.first < order) it->second = {order, q.int64(5)};
+        }
+        std::map<std::int64_t, std::int64_t> by_step;
+        for (const auto& [key, v] : latest) {
+            auto [it, fresh] = by_step.try_emplace(std::get<2>(key), v.second);
+            if (!fresh) it->second = std::min(it->second, v.second);
+        }
+        std::vector<StepWallTime> out;
+        out.reserve(by_step.size());
+        for (const auto& [step, ms] : by_step) out.push_back({step, ms});
+        return out;
+    }
+
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override {
         auto out = every_step(req);
         reduce_series(out, req.window);

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -621,8 +623,10 @@ struct IngestEngine::Impl {
                 if (nl != std::string::npos) f.skipping_long_line = false;
                 continue;
             }
+            const std::size_t rows_before = batch.rows.size();
             ConsumeResult c = consume(f, bytes);
             if (c.consumed > 0) advance_progress(f.progress, bytes, c.consumed, c.lines);
+            if (f.format == FileFormat::csv_data) note_step_times(f, rows_before, r.mtime_ms);
             if (c.consumed == 0 && bytes.size() >= options.read_chunk && f.format != FileFormat::tf_events) {
                 // A record longer than a whole read: report it and skip to its end, with bounded memory.
                 add_issue(f.progress, batch, [&] {
@@ -643,6 +647,24 @@ struct IngestEngine::Impl {
                 batch_limit = std::min(batch_limit * 2, options.batch_rows);
             }
             if (!r.more) return;
+        }
+    }
+
+    // When the rows just read were written: while following, now (inotify or the poll saw them within moments);
+    // for what was there before msmon looked, the file's mtime. One entry per step of the read.
+    void note_step_times(const TrackedFile& f, std::size_t rows_before, std::int64_t mtime_ms) {
+        if (batch.rows.size() == rows_before) return;
+        const std::int64_t wall = caught_up.load() ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                         std::chrono::system_clock::now().time_since_epoch())
+                                                         .count()
+                                                   : mtime_ms;
+        if (wall <= 0) return;
+        std::int64_t last = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t i = rows_before; i < batch.rows.size(); ++i) {
+            const std::int64_t step = batch.rows[i].step;
+            if (step == last) continue;
+            last = step;
+            batch.step_times.push_back({f.progress.run_id, step, wall});
         }
     }
 

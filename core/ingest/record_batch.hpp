@@ -139,6 +139,14 @@ struct StackEntry {
     std::string stack;
 };
 
+// When a run wrote a step, as msmon can tell (core/ingest: a CSV's first-seen time while following, its mtime for
+// what was there before): the wall-clock axis of the Chart.
+struct StepTime {
+    std::int64_t run_id = 0;
+    std::int64_t step = 0;
+    std::int64_t wall_ms = 0;  // ms since the epoch
+};
+
 struct RecordBatch {
     std::vector<RunInfo> new_runs;
     std::vector<TensorInfo> new_tensors;
@@ -157,6 +165,7 @@ struct RecordBatch {
     std::vector<WholeFileState> whole_files;
     std::vector<std::pair<std::string, std::string>> settings;  // store-wide settings (e.g. the monitor config)
     std::vector<FileProgress> files;                            // the final progress of every file this batch advanced
+    std::vector<StepTime> step_times;                           // the earliest per (run, step) is kept
 
     std::size_t value_count() const {
         std::size_t n = 0;
@@ -167,7 +176,7 @@ struct RecordBatch {
         return new_runs.empty() && new_tensors.empty() && new_layouts.empty() && new_texts.empty() && rows.empty() &&
                issues.empty() && stacks.empty() && events.empty() && anomalies.empty() && checkpoint_sources.empty() &&
                module_structs.empty() && detector_states.empty() && whole_files.empty() && settings.empty() &&
-               files.empty();
+               files.empty() && step_times.empty();
     }
 };
 

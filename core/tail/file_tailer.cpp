@@ -80,6 +80,7 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
         out.error = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
         return out;
     }
+    out.mtime_ms = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
     const bool known = progress.ino != 0 || progress.dev != 0;
     if (!known) {
         reset(progress, st);

@@ -21,7 +21,8 @@ struct TailRead {
     bool restarted = false;  // the file was truncated or replaced: progress was reset to offset 0
     std::string restart_reason;
     std::string error;
-    bool more = false;  // the read stopped at max_bytes: call again
+    bool more = false;          // the read stopped at max_bytes: call again
+    std::int64_t mtime_ms = 0;  // the file's modification time (ms since the epoch), when it could be read
 };
 
 // Fingerprint: a hash of the first bytes of the file, to tell an in-place rewrite from an append.

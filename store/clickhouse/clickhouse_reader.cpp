@@ -300,6 +300,7 @@ public:
     // The whole-job store keeps no runs (the agents ship values by rank and step; a restart's later value
     // replaces the earlier as it arrives).
     std::vector<RunSegment> run_segments() override { return {}; }
+    std::vector<StepWallTime> step_times() override { return {}; }  // not shipped (yet)
 
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override {
         RowBinaryReader r(rows("SELECT rank, maxMerge(max_step) FROM " + db_ + ".series" + where_job_ +

@@ -57,6 +57,7 @@ public:
     ModuleInfo module_info(int rank, const std::string& name) override { return r_.module_info(rank, name); }
     std::vector<std::int64_t> collected_steps(std::size_t n) override { return r_.collected_steps(n); }
     std::vector<RunSegment> run_segments() override { return r_.run_segments(); }
+    std::vector<StepWallTime> step_times() override { return r_.step_times(); }
     std::vector<RankSeries> rank_series(const RankSeriesRequest& req) override { return r_.rank_series(req); }
 
 private:

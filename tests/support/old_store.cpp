@@ -51,7 +51,7 @@ void rewrite_file_as_version_7(Connection& conn) {
 }
 
 void rewrite_as_version_8(Connection& conn) {
-    conn.exec("DROP TABLE run_range");
+    conn.exec("DROP TABLE run_range; DROP TABLE step_time");
 }
 
 }  // namespace msmon::test

@@ -16,7 +16,7 @@ void rewrite_ship_mark_as_version_6(Connection& conn);
 // Drops file.issues and file_by_kind (schema v8): every helper above does it too. The caller sets user_version.
 void rewrite_file_as_version_7(Connection& conn);
 
-// Drops run_range (schema v9): every helper above does it too. The caller sets user_version.
+// Drops run_range and step_time (schema v9): every helper above does it too. The caller sets user_version.
 void rewrite_as_version_8(Connection& conn);
 
 }  // namespace msmon::test

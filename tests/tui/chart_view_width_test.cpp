@@ -36,6 +36,7 @@ public:
     ModuleInfo module_info(int rank, const std::string& name) override { return r_.module_info(rank, name); }
     std::vector<std::int64_t> collected_steps(std::size_t n) override { return r_.collected_steps(n); }
     std::vector<RunSegment> run_segments() override { return r_.run_segments(); }
+    std::vector<StepWallTime> step_times() override { return r_.step_times(); }
 
 private:
     Reader& r_;

@@ -120,6 +120,10 @@ ChartView::ChartView(SharedSelection& shared) : shared_(shared) {
              robust_y_ = !robust_y_;
              return Reaction::redraw;
          }},
+        {{'w'}, "w", "x axis: steps, the wall clock, the time since the first step (long pauses clipped and marked)", [this] {
+             x_axis_ = x_axis_ == XAxis::step ? XAxis::wall : x_axis_ == XAxis::wall ? XAxis::elapsed : XAxis::step;
+             return Reaction::reload;
+         }},
         {{'x'}, "x", "the focused rank divided by the baseline (--baseline, :baseline PATH), or the values again", [this] {
              ratio_ = !ratio_;
              return Reaction::reload;
@@ -156,6 +160,7 @@ void ChartView::collect(Reader& reader) {
     if (tensors_) read_tensors(reader, zoomed_);
     else read_abandoned(reader);
     read_baseline();
+    time_axis_ = x_axis_ == XAxis::step ? TimeAxis{} : TimeAxis(reader.step_times());
     if (!zoomed_) {
         lo_ = data_lo_;
         hi_ = data_hi_;
@@ -448,7 +453,46 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
                  {Color::warn, Color::none, kBold}, width);
         return;
     }
+    if (x_axis_ != XAxis::step) place_in_time(lines, opt, glyphs.unicode);
     plot_columns_ = draw_chart(buf, x, y, width, height, lines, opt, glyphs);
+}
+
+void ChartView::place_in_time(std::vector<ChartSeries>& lines, ChartOptions& opt, bool unicode) const {
+    const char* name = x_axis_ == XAxis::wall ? "  wall clock" : "  time since the first step";
+    if (time_axis_.empty()) {
+        opt.title += std::string(name) + ": no step times in this store (steps instead)";
+        return;
+    }
+    for (auto& l : lines) {
+        std::vector<SeriesPoint> placed;
+        placed.reserve(l.points.size());
+        for (const auto& p : l.points)
+            if (const auto at = time_axis_.x_of(p.step)) placed.push_back({*at, p.value});
+        l.points = std::move(placed);
+    }
+    opt.step_lo = time_axis_.x_of(lo_).value_or(0);
+    opt.step_hi = std::max(opt.step_lo, time_axis_.x_of(hi_).value_or(opt.step_lo));
+    const XAxis mode = x_axis_;
+    const TimeAxis& axis = time_axis_;
+    opt.x_label = [&axis, mode](std::int64_t at) { return axis.label(at, mode); };
+    if (cursor_) {
+        if (const auto at = time_axis_.x_of(*cursor_)) {
+            opt.cursor_step = *at;
+            opt.cursor_label = "step " + std::to_string(*cursor_) + " " + time_axis_.label(*at, mode);
+        }
+    }
+    opt.title += name;
+    std::size_t shown = 0;
+    std::string first;
+    for (const ClippedPause& p : time_axis_.pauses()) {
+        if (p.before_step < lo_ || p.after_step > hi_) continue;
+        opt.x_marks.push_back(p.x);
+        if (shown++ == 0) first = duration_text(p.ms) + " after step " + std::to_string(p.after_step);
+    }
+    const std::string mark = unicode ? "\u2248" : "~";
+    if (shown == 1) opt.title += ", a pause clipped (" + mark + "): " + first;
+    else if (shown > 1)
+        opt.title += ", " + std::to_string(shown) + " pauses clipped (" + mark + "), the first " + first;
 }
 
 }  // namespace msmon::tui

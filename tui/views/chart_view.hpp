@@ -4,6 +4,7 @@
 // values.
 #pragma once
 
+#include "tui/models/time_axis.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/braille_chart.hpp"
 
@@ -35,6 +36,9 @@ private:
     void read_tensors(Reader& reader, bool window_is_zoom);
     Reaction page_tensors(int delta);
     SeriesWindow window(bool window_is_zoom) const;
+    // The lines and the range on the time axis (x_axis_ not steps): positions, tick labels, the cursor's time,
+    // the clipped pauses marked and named in the title.
+    void place_in_time(std::vector<ChartSeries>& lines, ChartOptions& opt, bool unicode) const;
     // After the range or cursor moved: reread when the data in hand was reduced for the old one.
     Reaction moved() const;
 
@@ -50,6 +54,8 @@ private:
     std::vector<Abandoned> abandoned_;  // the focused rank's, oldest first
     std::vector<StepValue> baseline_;   // the baseline's same series on the focused rank (every step when ratio_)
     bool ratio_ = false;                // the focused rank divided by the baseline
+    XAxis x_axis_ = XAxis::step;        // w: steps, the wall clock, the time since the first step
+    TimeAxis time_axis_;                // read when x_axis_ is not steps
     std::int64_t data_lo_ = 0, data_hi_ = -1;
     std::int64_t lo_ = 0, hi_ = -1;
     bool zoomed_ = false, log_y_ = false, others_ = true;

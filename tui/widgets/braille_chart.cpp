@@ -408,9 +408,10 @@ std::string step_label(std::int64_t step) {
 }
 
 // The cursor read-out as pieces of text in their styles: "step S:", then " label=value" for each series.
-std::vector<std::pair<std::string, Style>> cursor_readout(const std::vector<ChartSeries>& series, std::int64_t step) {
+std::vector<std::pair<std::string, Style>> cursor_readout(const std::vector<ChartSeries>& series, std::int64_t step,
+                                                          const std::string& name) {
     std::vector<std::pair<std::string, Style>> out;
-    out.emplace_back("step " + std::to_string(step) + ":", kCursorStyle);
+    out.emplace_back((name.empty() ? "step " + std::to_string(step) : name) + ":", kCursorStyle);
     for (const auto& s : series) {
         if (s.stretch && (s.points.empty() || step < s.points.front().step || step > s.points.back().step)) continue;
         const auto v = value_at(s.points, step);
@@ -442,7 +443,7 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std
     for (const auto& s : series) any_label = any_label || !s.label.empty();
     std::vector<std::pair<std::string, Style>> readout;
     int readout_w = 0;
-    if (options.cursor_step) readout = cursor_readout(series, *options.cursor_step);
+    if (options.cursor_step) readout = cursor_readout(series, *options.cursor_step, options.cursor_label);
     for (const auto& piece : readout) readout_w += display_width(piece.first);
     int title_rows = (!options.title.empty() || options.cursor_step) ? 1 : 0;
     int readout_rows =
@@ -530,8 +531,9 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std
         if (y_axis) region.put(label_w, axis_y, glyphs.unicode ? U'└' : U'+', kAxisStyle);
         for (int cx = 0; cx < plot_w; ++cx) region.put(plot_x + cx, axis_y, glyphs.unicode ? U'─' : U'-', kAxisStyle);
     }
+    const auto label_of = [&](std::int64_t s) { return options.x_label ? options.x_label(s) : step_label(s); };
     if (label_rows || axis_rows) {
-        const int widest = std::max(display_width(step_label(step_lo)), display_width(step_label(step_hi)));
+        const int widest = std::max(display_width(label_of(step_lo)), display_width(label_of(step_hi)));
         const int max_count = std::clamp(plot_w / (widest + 2), 1, 6);
         double step = 0;
         std::vector<double> xt =
@@ -542,15 +544,23 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std
             const auto s = static_cast<std::int64_t>(std::llround(t));
             if (s < step_lo || s > step_hi) continue;
             const int cx = scale.column(s) / canvas.cell_w();
-            const std::string label = step_label(s);
+            const std::string label = label_of(s);
             const int w = display_width(label);
             const int start = std::clamp(cx - w / 2, 0, std::max(plot_w - w, 0));
             if (start <= last_end + 1) continue;
-            if (axis_rows) region.put(plot_x + cx, axis_y, glyphs.unicode ? U'┬' : U'+', kAxisStyle);
+            if (axis_rows && options.x_marks.empty())
+                region.put(plot_x + cx, axis_y, glyphs.unicode ? U'┬' : U'+', kAxisStyle);
             if (label_rows) region.text(plot_x + start, labels_y, label, kAxisStyle, plot_w - start);
             last_end = start + w - 1;
         }
     }
+
+    // Marks on the axis line (a clipped pause), over the ticks.
+    if (axis_rows)
+        for (const std::int64_t m : options.x_marks)
+            if (m >= step_lo && m <= step_hi)
+                region.put(plot_x + scale.column(m) / canvas.cell_w(), axis_y, glyphs.unicode ? U'≈' : U'~',
+                           kAxisStyle);
 
     // Legend: each label in its series' colour.
     if (legend_rows) {

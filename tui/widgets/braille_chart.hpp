@@ -2,6 +2,7 @@
 // to one mark per cell. Min/max per column keep spikes; NaN and Inf are drawn as marks on the top/bottom edge.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ struct ChartOptions {
     bool log_y = false;
     std::optional<std::int64_t> cursor_step;  // vertical cursor with a read-out of each series' value there
     std::string title;
+    // An x axis in other units than steps (the wall clock): each tick's label, the cursor's name in the read-out
+    // ("step 35 12:03:44"), and x positions marked on the axis line (≈, ASCII ~: a pause clipped there). Unset:
+    // steps.
+    std::function<std::string(std::int64_t)> x_label;
+    std::string cursor_label;
+    std::vector<std::int64_t> x_marks;
 };
 
 // Draws into the rectangle (x, y, width, height): y-axis labels on the left, x-axis ticks and the legend at
