@@ -18,7 +18,8 @@ const CommandSpec kSettingsSpec{
     "$XDG_CONFIG_HOME/msmon or ~/.config/msmon), each setting's value, and each problem with its line. A\n"
     "wrong entry is left at its default and the rest apply; exit 1 when there is a problem.\n"
     "Settings: notify.bell, notify.desktop (true/false), on_incident.command (for /bin/sh -c),\n"
-    "on_incident.timeout_s (seconds), theme (\"default\" or \"mono\"). Flags on a command line win over them.",
+    "on_incident.timeout_s (seconds), theme (\"default\" or \"mono\"), x_axis (\"step\", \"wall\" or\n"
+    "\"elapsed\": the Chart's x axis at start). Flags on a command line win over them.",
     {{"--json", "", "print them as one JSON document"}},
     0,
     0,
@@ -46,6 +47,7 @@ int run_settings_command(int argc, char** argv) {
         j["notify"] = {{"bell", s.bell}, {"desktop", s.desktop_notify}};
         j["on_incident"] = {{"command", s.on_incident}, {"timeout_s", s.on_incident_timeout_s}};
         j["theme"] = s.theme;
+        j["x_axis"] = s.x_axis;
         j["problems"] = loaded.messages();
         std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
@@ -53,9 +55,9 @@ int run_settings_command(int argc, char** argv) {
                     loaded.path.empty() ? "none (the defaults apply)" : escape_for_terminal(loaded.path).c_str());
         std::printf("notify.bell = %s\nnotify.desktop = %s\n", s.bell ? "true" : "false",
                     s.desktop_notify ? "true" : "false");
-        std::printf("on_incident.command = %s\non_incident.timeout_s = %g\ntheme = %s\n",
+        std::printf("on_incident.command = %s\non_incident.timeout_s = %g\ntheme = %s\nx_axis = %s\n",
                     s.on_incident.empty() ? "(none)" : escape_for_terminal(s.on_incident).c_str(),
-                    s.on_incident_timeout_s, s.theme.c_str());
+                    s.on_incident_timeout_s, s.theme.c_str(), s.x_axis.c_str());
         for (const auto& m : loaded.messages())
             std::fprintf(stderr, "msmon settings: %s\n", escape_for_terminal(m).c_str());
     }

@@ -221,6 +221,13 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
 
 App::~App() = default;
 
+void App::set_x_axis(const std::string& mode) {
+    static_cast<ChartView&>(view(TabId::chart))
+        .set_x_axis(mode == "wall"      ? XAxis::wall
+                    : mode == "elapsed" ? XAxis::elapsed
+                                        : XAxis::step);
+}
+
 void App::set_baseline(std::unique_ptr<Reader> baseline, const std::string& name) {
     baseline_ = std::move(baseline);
     shared_.baseline = baseline_.get();

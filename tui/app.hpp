@@ -49,6 +49,8 @@ public:
     AppStatus& status() { return status_; }
     // The run to compare with (null: none); `name` is what the Chart's legend and the title call it.
     void set_baseline(std::unique_ptr<Reader> baseline, const std::string& name);
+    // The Chart's x axis: "step", "wall" or "elapsed" (the settings' x_axis); anything else: steps.
+    void set_x_axis(const std::string& mode);
     // The run's incidents as the last collect() read them (the event loop announces the new ones).
     const IncidentIndex& incidents() const { return incidents_; }
     // The visible view shows a file that changes without new data: collect() it every second.

@@ -33,6 +33,7 @@ std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& e
 }
 
 bool open_baseline(const LaunchOptions& o, App& app, std::string& error) {
+    app.set_x_axis(o.x_axis);
     if (o.baseline.empty()) return true;
     std::fprintf(stderr, "msmon-tui: reading the baseline %s\n", escape_for_terminal(o.baseline).c_str());
     auto other = open_job_or_store(o.baseline, error);

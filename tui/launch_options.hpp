@@ -18,6 +18,7 @@ struct LaunchOptions {
     bool bell = true, desktop_notify = true;
     std::string on_incident;
     std::string baseline;         // a job folder or a store to compare with
+    std::string x_axis = "step";  // the Chart's x axis at start (settings)
     bool mono = false;            // the settings' theme "mono": no colours, as NO_COLOR
     std::string settings_notice;  // a problem in the settings file, for the status line
     int on_incident_timeout_ms = 20000;
@@ -28,8 +29,8 @@ struct LaunchOptions {
 // The whole job from ClickHouse (--store): nothing to ingest here, the agents ship it. Null with `error` set.
 std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& error);
 
-// --baseline: opens it into the app (a job folder is read into its own store first, which may take a moment:
-// said on stderr before the screen is taken). False with `error` when it cannot.
+// The settings' x axis, then --baseline: opens it into the app (a job folder is read into its own store first, which
+// may take a moment: said on stderr before the screen is taken). False with `error` when it cannot.
 bool open_baseline(const LaunchOptions& o, App& app, std::string& error);
 
 // Collects the model; a remote store that fails leaves the last frame up with the reason in `failure`.

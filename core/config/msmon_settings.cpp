@@ -168,6 +168,13 @@ const std::vector<Entry>& entries() {
              s.on_incident_timeout_s = v.get<double>();
              return std::nullopt;
          }},
+        {"x_axis",
+         [](const Json& v, MsmonSettings& s) -> std::optional<std::string> {
+             if (!v.is_string() || (v != "step" && v != "wall" && v != "elapsed"))
+                 return "must be \"step\", \"wall\" or \"elapsed\"";
+             s.x_axis = v.get<std::string>();
+             return std::nullopt;
+         }},
         {"theme",
          [](const Json& v, MsmonSettings& s) -> std::optional<std::string> {
              if (!v.is_string() || (v != "default" && v != "mono")) return "must be \"default\" or \"mono\"";

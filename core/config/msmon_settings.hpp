@@ -9,10 +9,12 @@
 //                "desktop": true},               desktop = true
 //     "on_incident": {"command": "CMD",          [on_incident]
 //                     "timeout_s": 20},          command = "CMD"
-//     "theme": "default"                         timeout_s = 20
-//   }                                            theme = "default"   (before any [table])
+//     "theme": "default",                        timeout_s = 20
+//     "x_axis": "step"                           theme = "default"   (before any [table])
+//   }                                            x_axis = "step"
 //
-// theme: "default" (colours), or "mono" (no colours, as NO_COLOR). TOML: `# comments`, [tables], `key = value`
+// theme: "default" (colours), or "mono" (no colours, as NO_COLOR). x_axis: the Chart's x axis at start, "step",
+// "wall" (the wall clock) or "elapsed" (time since the first step). TOML: `# comments`, [tables], `key = value`
 // with "strings" (\" \\ \n \t escapes), 'literal strings', true/false and numbers.
 #pragma once
 
@@ -28,6 +30,7 @@ struct MsmonSettings {
     std::string on_incident;  // empty: none
     double on_incident_timeout_s = 20;
     std::string theme = "default";  // default | mono
+    std::string x_axis = "step";    // the Chart's x axis at start: step | wall | elapsed
 };
 
 struct SettingsProblem {

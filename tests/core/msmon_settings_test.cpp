@@ -73,6 +73,14 @@ TEST(MsmonSettings, toml_lines_it_cannot_read_are_problems_on_their_line) {
     EXPECT_EQ(messages[3], "/c/config.toml line 5: on_incident.timeout_s must be a number of seconds, 0 < S <= 86400");
 }
 
+TEST(MsmonSettings, the_charts_x_axis_is_step_wall_or_elapsed) {
+    EXPECT_EQ(parse_settings("/c/config.toml", "x_axis = \"wall\"\n").settings.x_axis, "wall");
+    const auto wrong = parse_settings("/c/config.toml", "x_axis = \"sideways\"\n");
+    EXPECT_EQ(wrong.settings.x_axis, "step");
+    ASSERT_EQ(wrong.messages().size(), 1u);
+    EXPECT_EQ(wrong.messages()[0], "/c/config.toml line 1: x_axis must be \"step\", \"wall\" or \"elapsed\"");
+}
+
 TEST(MsmonSettings, msmon_config_names_the_file_or_none) {
     test::TempDir tmp;
     test::write_file(tmp / "s.json", "{\"theme\": \"mono\"}");

@@ -20,6 +20,7 @@ public:
 
     // Zoomed step range now shown (for tests and the status line).
     std::pair<std::int64_t, std::int64_t> visible_steps() const { return {lo_, hi_}; }
+    void set_x_axis(XAxis mode) { x_axis_ = mode; }
     bool wants_reload() const override { return reduced_ && plot_columns_ > 0 && plot_columns_ != read_columns_; }
 
 private:
