@@ -98,6 +98,8 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
     if (auto s = parse_step_line(message)) {
         const std::int64_t step = s->global_step;
         ctx.step = step;
+        // When the step ended, from the line's own time: the Chart's wall-clock axis.
+        if (const auto ms = log_time_ms(time)) batch.step_times.push_back({file.progress.run_id, step, *ms});
         // A non-last pipeline stage prints loss 0 after the "loss on the last card is valid" warning: not a loss.
         const bool partial = ctx.partial_loss_warning && s->loss && *s->loss == 0;
         ctx.partial_loss_warning = false;

@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <regex>
 
 #include "core/text/number_text.hpp"
@@ -126,6 +128,34 @@ LogLineHead parse_log_head(std::string_view line) {
         }
     }
     return h;
+}
+
+std::optional<std::int64_t> log_time_ms(std::string_view time) {
+    if (time.size() < 19 || time.size() > 40) return std::nullopt;
+    const std::string text(time);
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0, used = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6 || used != 19)
+        return std::nullopt;
+    if (text.size() > 19 && (text[19] == ',' || text[19] == '.')) {
+        int digits = 0;
+        for (std::size_t k = 20; k < text.size() && k < 23 && std::isdigit(static_cast<unsigned char>(text[k])); ++k) {
+            ms = ms * 10 + (text[k] - '0');
+            ++digits;
+        }
+        while (digits++ < 3) ms *= 10;
+    }
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    std::tm tm{};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    tm.tm_isdst = -1;
+    const std::time_t t = std::mktime(&tm);
+    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+    return static_cast<std::int64_t>(t) * 1000 + ms;
 }
 
 std::optional<StepLine> parse_step_line(std::string_view message) {

@@ -40,6 +40,10 @@ struct StepLine {
 };
 std::optional<StepLine> parse_step_line(std::string_view message);
 
+// A log line's time, "2026-07-24 10:05:53,818" (or with '.' before the ms, or none), read as the node's local time:
+// ms since the epoch; nullopt when it is not that shape.
+std::optional<std::int64_t> log_time_ms(std::string_view time);
+
 // "Epoch:[e/E], step:[s/S] <tag>: <value>" (TrainingStateMonitor._to_log).
 struct TsmLine {
     std::int64_t global_step = 0;

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "store/reader.hpp"
+#include "tests/support/e2e_support.hpp"
 #include "tests/support/reference_csv.hpp"
 #include "tests/support/test_env.hpp"
 
@@ -285,6 +287,30 @@ TEST_P(SimulatedMindFormers, rotation_restart_and_stop_ingest_with_no_malformed_
 
 INSTANTIATE_TEST_SUITE_P(Variants, SimulatedMindFormers,
                          ::testing::Values("standard", "nonsink", "nolr", "noclip", "moe", "old3"));
+
+// Each step line's own time (the node's local time) is when that step ended: the Chart's wall-clock axis.
+TEST(MindFormersIngest, step_lines_give_each_step_its_time) {
+    TempDir tmp;
+    const std::string out = tmp / "job/output";
+    fs::create_directories(out + "/log/rank_0");
+    auto line_at = [](int step, const char* time) {
+        std::string l = step_line(step, "9.0", "1.0");
+        return l.replace(l.find("2026-07-24 14:20:06,869"), 23, time);
+    };
+    write_file(out + "/log/rank_0/info.log", line_at(1, "2026-07-24 14:20:06,869") +
+                                                 line_at(2, "2026-07-24 14:20:08,621") +
+                                                 line_at(3, "2026-07-24 14:21:10,000"));
+    auto env = isolated_env(tmp);
+    env["TZ"] = "UTC";
+    const auto r = run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "s.db"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto times = open_sqlite_reader(tmp / "s.db")->step_times();
+    ASSERT_EQ(times.size(), 3u);
+    EXPECT_EQ(times[0].step, 1);
+    EXPECT_EQ(times[0].wall_ms, 1784902806869);  // 2026-07-24 14:20:06.869 UTC
+    EXPECT_EQ(times[1].wall_ms - times[0].wall_ms, 1752);
+    EXPECT_EQ(times[2].wall_ms - times[1].wall_ms, 61379);
+}
 
 }  // namespace
 }  // namespace msmon::test
