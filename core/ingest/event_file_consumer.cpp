@@ -203,6 +203,14 @@ void EventFileConsumer::add_scalar(TrackedFile& file, std::string_view tag, std:
 void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, std::string_view folder,
                                      std::int64_t offset, std::int64_t record, RecordBatch& batch,
                                      ConsumeResult& result) {
+    // The event's wall time is when its step was logged: the Chart's wall-clock axis (one entry a step).
+    if (!event_.values.empty() && std::isfinite(event_.wall_time) && event_.wall_time > 0 && event_.wall_time < 1e11 &&
+        !(file.progress.run_id == timed_run_ && event_.step == timed_step_)) {
+        timed_run_ = file.progress.run_id;
+        timed_step_ = event_.step;
+        batch.step_times.push_back(
+            {file.progress.run_id, event_.step, static_cast<std::int64_t>(event_.wall_time * 1000.0)});
+    }
     for (const TfSummaryValue& v : event_.values) {
         if (!v.plugin_name.empty() && v.has_tensor)
             ctx.plugins.try_emplace(std::string(v.tag), std::string(v.plugin_name));

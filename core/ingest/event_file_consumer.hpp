@@ -53,6 +53,7 @@ private:
     std::unordered_map<std::string, std::int64_t> rank_runs_;      // "<run id>#<rank>" → run id
     // The row a (tensor, step) got in the batch being built, so msprobe's ops of one step share one row.
     std::unordered_map<std::int64_t, std::pair<std::int64_t, std::size_t>> open_rows_;
+    std::int64_t timed_run_ = -1, timed_step_ = -1;  // the last (run, step) given a wall time
 };
 
 }  // namespace msmon

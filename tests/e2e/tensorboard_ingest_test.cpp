@@ -13,6 +13,7 @@
 #include "core/parse/tfrecord_framing.hpp"
 #include "core/sim/tensorboard_writer.hpp"
 #include "core/text/number_text.hpp"
+#include "store/reader.hpp"
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
 
@@ -360,6 +361,24 @@ TEST_F(TensorboardIngest, rank_folders_of_event_files_make_no_empty_msprobe_runs
     // And on a second ingest (runs restored from the store), still no empty run.
     ASSERT_EQ(ingest(tmp_, root, db_).exit_code, 0);
     EXPECT_EQ(sqlite_rows(db_, "SELECT id FROM run", error).size(), 3u);
+}
+
+// An event's wall time is when its step was logged (the Chart's wall-clock axis): one time a step, the earliest
+// of a rank's events for it.
+TEST_F(TensorboardIngest, event_wall_times_are_the_steps_times) {
+    const std::string dir = tmp_ / "tb/rank_0";
+    fs::create_directories(dir);
+    write_file(dir + "/events.out.tfevents.1700000000.host",
+               frame_record(encode_file_version_event(1700000000.0)) + scalar_record(1, "loss", 2.0, 1700000001.25) +
+                   scalar_record(1, "lr", 1e-4, 1700000001.5) + scalar_record(2, "loss", 1.5, 1700000003.0));
+    const Ingest in = ingest(tmp_, tmp_ / "tb", db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    const auto times = open_sqlite_reader(db_)->step_times();
+    ASSERT_EQ(times.size(), 2u);
+    EXPECT_EQ(times[0].step, 1);
+    EXPECT_EQ(times[0].wall_ms, 1700000001250);
+    EXPECT_EQ(times[1].step, 2);
+    EXPECT_EQ(times[1].wall_ms, 1700000003000);
 }
 
 }  // namespace
