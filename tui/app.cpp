@@ -8,6 +8,7 @@
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "store/job_reader.hpp"
+#include "tui/key_overrides.hpp"
 #include "tui/terminal.hpp"
 #include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
@@ -220,6 +221,39 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
 }
 
 App::~App() = default;
+
+std::vector<std::string> App::override_keys(const std::vector<std::pair<std::string, std::string>>& overrides) {
+    static const std::pair<const char*, TabId> kViews[] = {{"overview", TabId::overview},   {"chart", TabId::chart},
+                                                           {"anomalies", TabId::anomalies}, {"health", TabId::health},
+                                                           {"config", TabId::config},       {"experts", TabId::experts},
+                                                           {"layers", TabId::layers}};
+    std::vector<std::string> errors;
+    for (const auto& [key, to] : overrides) {
+        std::string name, error;
+        int from = 0, next = 0;
+        if (!parse_key_override(key, to, name, from, next, error)) {
+            errors.push_back("keys." + key + ": " + error);
+            continue;
+        }
+        KeyTable* table = nullptr;
+        std::vector<const KeyTable*> others;
+        if (name == "global") {
+            table = &global_keys_;
+            for (const auto& tab : tabs_) others.push_back(&tab->keys());
+        } else {
+            for (const auto& [view_name, id] : kViews)
+                if (name == view_name) table = const_cast<KeyTable*>(&view(id).keys());  // the view's own table
+            others.push_back(&global_keys_);
+        }
+        if (!table) {
+            errors.push_back("keys." + key + ": no view '" + name +
+                             "' (overview, chart, anomalies, health, config, experts, layers, global)");
+            continue;
+        }
+        if (!rebind_key(*table, from, next, others, error)) errors.push_back("keys." + key + ": " + error);
+    }
+    return errors;
+}
 
 void App::set_x_axis(const std::string& mode) {
     static_cast<ChartView&>(view(TabId::chart))

@@ -49,6 +49,9 @@ public:
     AppStatus& status() { return status_; }
     // The run to compare with (null: none); `name` is what the Chart's legend and the title call it.
     void set_baseline(std::unique_ptr<Reader> baseline, const std::string& name);
+    // Moves key bindings as the settings ask ("chart:w" → "W"; "global:q" for the keys valid everywhere): one
+    // message per refusal ("keys.chart:Q: no key 'Q' to move there").
+    std::vector<std::string> override_keys(const std::vector<std::pair<std::string, std::string>>& overrides);
     // The Chart's x axis: "step", "wall" or "elapsed" (the settings' x_axis); anything else: steps.
     void set_x_axis(const std::string& mode);
     // The run's incidents as the last collect() read them (the event loop announces the new ones).

@@ -189,7 +189,7 @@ int run_live(const LaunchOptions& o) {
         return 1;
     }
     App app(std::move(reader), o.config_path);
-    if (!open_baseline(o, app, error)) {
+    if (!prepare_app(o, app, error)) {
         std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
         if (session) session->engine().stop();
         if (engine_thread.joinable()) engine_thread.join();

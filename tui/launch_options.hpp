@@ -17,8 +17,10 @@ struct LaunchOptions {
     // through the terminal (tui/notification.hpp), and the user's command (core/notify/hook_runner.hpp).
     bool bell = true, desktop_notify = true;
     std::string on_incident;
-    std::string baseline;         // a job folder or a store to compare with
-    std::string x_axis = "step";  // the Chart's x axis at start (settings)
+    std::string baseline;                                   // a job folder or a store to compare with
+    std::string x_axis = "step";                            // the Chart's x axis at start (settings)
+    std::vector<std::pair<std::string, std::string>> keys;  // key overrides (settings), "chart:w" → "W"
+    std::string settings_path;
     bool mono = false;            // the settings' theme "mono": no colours, as NO_COLOR
     std::string settings_notice;  // a problem in the settings file, for the status line
     int on_incident_timeout_ms = 20000;
@@ -29,9 +31,10 @@ struct LaunchOptions {
 // The whole job from ClickHouse (--store): nothing to ingest here, the agents ship it. Null with `error` set.
 std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& error);
 
-// The settings' x axis, then --baseline: opens it into the app (a job folder is read into its own store first, which
-// may take a moment: said on stderr before the screen is taken). False with `error` when it cannot.
-bool open_baseline(const LaunchOptions& o, App& app, std::string& error);
+// The app as the settings and flags ask: the Chart's x axis, key overrides (refusals on stderr and the status
+// line), then --baseline (a job folder is read into its own store first, which may take a moment: said on stderr
+// before the screen is taken). False with `error` when the baseline cannot be opened.
+bool prepare_app(const LaunchOptions& o, App& app, std::string& error);
 
 // Collects the model; a remote store that fails leaves the last frame up with the reason in `failure`.
 void collect_safely(App& app, std::string& failure);

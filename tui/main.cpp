@@ -98,6 +98,8 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
     o.on_incident_timeout_ms = static_cast<int>(settings.settings.on_incident_timeout_s * 1000);
     o.mono = settings.settings.theme == "mono";
     o.x_axis = settings.settings.x_axis;
+    o.settings_path = settings.path;
+    for (const auto& k : settings.settings.keys) o.keys.emplace_back(k.key, k.to);
     o.baseline = args->value("--baseline").value_or("");
     if (args->has("--no-notify")) o.desktop_notify = false;
     if (args->has("--on-incident")) {

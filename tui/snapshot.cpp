@@ -43,7 +43,7 @@ int run_snapshot(const LaunchOptions& o) {
     auto reader = snapshot_reader(o, error);
     if (!reader) return fail(error);
     App app(std::move(reader), o.config_path);
-    if (!open_baseline(o, app, error)) return fail(error);
+    if (!prepare_app(o, app, error)) return fail(error);
     if (!app.select_view(o.snapshot)) {
         std::fprintf(stderr,
                      "msmon-tui: no view named '%s' (overview, chart, anomalies, health, config, experts, layers)\n",

@@ -126,7 +126,9 @@ Json parse_toml(const std::string& text, KeyLines& lines, std::vector<SettingsPr
             problems.push_back({n, "not 'key = value': " + line});
             continue;
         }
-        const std::string key = trim(line.substr(0, eq));
+        std::string key = trim(line.substr(0, eq));
+        if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
+            key = key.substr(1, key.size() - 2);  // a quoted key ("chart:w")
         std::string error;
         const auto value = toml_value(trim(line.substr(eq + 1)), error);
         if (!value) {
@@ -201,13 +203,19 @@ void apply(const Json& doc, const KeyLines& lines, LoadedSettings& out) {
         else flat[key] = &value;
     }
     for (const auto& [key, value] : flat) {
+        if (key.rfind("keys.", 0) == 0) {
+            if (!value->is_string()) out.problems.push_back({line_of(key), key + " must be a string (the new key)"});
+            else out.settings.keys.push_back({key.substr(5), value->get<std::string>(), line_of(key)});
+            continue;
+        }
         const Entry* entry = nullptr;
         for (const Entry& e : entries())
             if (key == e.key) entry = &e;
         if (!entry) {
             std::string known;
             for (const Entry& e : entries()) known += (known.empty() ? "" : ", ") + std::string(e.key);
-            out.problems.push_back({line_of(key), "unknown setting " + key + " (msmon knows " + known + ")"});
+            out.problems.push_back(
+                {line_of(key), "unknown setting " + key + " (msmon knows " + known + ", keys.VIEW:K)"});
             continue;
         }
         if (auto error = entry->apply(*value, out.settings)) out.problems.push_back({line_of(key), key + " " + *error});

@@ -13,6 +13,8 @@
 //     "x_axis": "step"                           theme = "default"   (before any [table])
 //   }                                            x_axis = "step"
 //
+// keys: {"chart:w": "W"} (TOML: [keys] then "chart:w" = "W") moves a binding of a view (or of "global", the keys
+// valid everywhere) to another printable key; help and the hint bar follow.
 // theme: "default" (colours), or "mono" (no colours, as NO_COLOR). x_axis: the Chart's x axis at start, "step",
 // "wall" (the wall clock) or "elapsed" (time since the first step). TOML: `# comments`, [tables], `key = value`
 // with "strings" (\" \\ \n \t escapes), 'literal strings', true/false and numbers.
@@ -31,6 +33,13 @@ struct MsmonSettings {
     double on_incident_timeout_s = 20;
     std::string theme = "default";  // default | mono
     std::string x_axis = "step";    // the Chart's x axis at start: step | wall | elapsed
+    // Key overrides, "VIEW:K" → "K2" (VIEW: overview, chart, anomalies, health, config, experts, layers, or global
+    // for the keys valid everywhere), with the line each came from for the TUI's refusals.
+    struct KeyOverride {
+        std::string key, to;
+        int line = 0;
+    };
+    std::vector<KeyOverride> keys;
 };
 
 struct SettingsProblem {

@@ -81,6 +81,22 @@ TEST(MsmonSettings, the_charts_x_axis_is_step_wall_or_elapsed) {
     EXPECT_EQ(wrong.messages()[0], "/c/config.toml line 1: x_axis must be \"step\", \"wall\" or \"elapsed\"");
 }
 
+TEST(MsmonSettings, key_overrides_are_read_from_json_and_toml_with_their_lines) {
+    auto loaded =
+        parse_settings("/c/config.json", "{\n  \"keys\": {\n    \"chart:w\": \"W\",\n    \"layers:a\": 1\n  }\n}\n");
+    ASSERT_EQ(loaded.settings.keys.size(), 1u);
+    EXPECT_EQ(loaded.settings.keys[0].key, "chart:w");
+    EXPECT_EQ(loaded.settings.keys[0].to, "W");
+    EXPECT_EQ(loaded.settings.keys[0].line, 3);
+    ASSERT_EQ(loaded.messages().size(), 1u);
+    EXPECT_EQ(loaded.messages()[0], "/c/config.json line 4: keys.layers:a must be a string (the new key)");
+    loaded = parse_settings("/c/config.toml", "[keys]\n\"chart:w\" = \"W\"\n'global:q' = \"Q\"\n");
+    EXPECT_TRUE(loaded.problems.empty());
+    ASSERT_EQ(loaded.settings.keys.size(), 2u);
+    EXPECT_EQ(loaded.settings.keys[1].key, "global:q");
+    EXPECT_EQ(loaded.settings.keys[1].line, 3);
+}
+
 TEST(MsmonSettings, msmon_config_names_the_file_or_none) {
     test::TempDir tmp;
     test::write_file(tmp / "s.json", "{\"theme\": \"mono\"}");

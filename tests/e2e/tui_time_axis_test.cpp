@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <regex>
+#include <thread>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
@@ -44,7 +45,9 @@ TEST(TuiTimeAxis, the_wall_clock_axis_clips_a_planted_60_s_pause_and_reads_out_s
 
     // The settings file opens the Chart on the wall clock.
     std::filesystem::create_directories(tmp / "config/msmon");
-    write_file(tmp / "config/msmon/config.json", "{\"x_axis\": \"wall\"}");
+    // It also moves the x-axis key from w to W, and asks for a move it must refuse.
+    write_file(tmp / "config/msmon/config.json",
+               "{\"x_axis\": \"wall\", \"keys\": {\"chart:w\": \"W\", \"chart:Z\": \"z\"}}");
     TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db"), 150, 40, env);
     const auto ready = [](const std::string& s) {
         const auto lines = lines_of(s);
@@ -65,16 +68,22 @@ TEST(TuiTimeAxis, the_wall_clock_axis_clips_a_planted_60_s_pause_and_reads_out_s
     EXPECT_TRUE(marked) << "the pause is marked on the axis line:\n" << screen;
     EXPECT_TRUE(first_label) << "the axis is labelled in wall-clock time:\n" << screen;
 
+    EXPECT_NE(screen.find("settings: keys.chart:Z: no key 'Z' to move there"), std::string::npos)
+        << "the refused override is said on the status line:\n"
+        << screen;
     for (int i = 0; i < 3; ++i) t.send_keys(",", true);
     screen =
         t.screen_when([](const std::string& s) { return s.find("step 96 ") != std::string::npos; }, milliseconds(5000));
     EXPECT_NE(screen.find("step 96 22:15:56: rank 0="), std::string::npos) << screen;
-    t.send_keys("w", true);
+    t.send_keys("w", true);  // moved away by the settings: nothing happens
+    std::this_thread::sleep_for(milliseconds(600));
+    EXPECT_NE(t.capture().find("wall clock, a pause clipped"), std::string::npos) << "w still moved the axis";
+    t.send_keys("W", true);
     screen =
         t.screen_when([](const std::string& s) { return s.find("time since the first step") != std::string::npos; },
                       milliseconds(5000));
     EXPECT_NE(screen.find("step 96 +2m36s: rank 0="), std::string::npos) << "the pause counted whole:\n" << screen;
-    t.send_keys("w", true);  // steps again
+    t.send_keys("W", true);  // steps again
     screen = t.screen_when([](const std::string& s) { return s.find("step 96: rank 0=") != std::string::npos; },
                            milliseconds(5000));
     EXPECT_EQ(screen.find("pause"), std::string::npos) << screen;
