@@ -9,9 +9,9 @@
 #include <limits>
 #include <string>
 
-#include "core/layout/run_segments.hpp"
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
+#include "store/run_segment_rows.hpp"
 #include "store/sample_chunks.hpp"
 
 namespace msmon {
@@ -254,21 +254,7 @@ INSERT INTO run_range(run_id, first_step, last_step)
 // A store written before run_range: the steps two runs of a rank held were summed in rank_block; take each from
 // the later run's samples now.
 void resolve_restarted_steps(Connection& conn) {
-    std::vector<RunSegment> segments;
-    Statement q(conn,
-                "SELECT r.id, r.rank, r.format, r.time_label, g.first_step, g.last_step FROM run r JOIN run_range g ON "
-                "g.run_id = r.id");
-    while (q.step()) {
-        RunSegment seg;
-        seg.run_id = q.int64(0);
-        seg.rank = static_cast<int>(q.int64(1));
-        seg.format = q.text(2);
-        seg.time_label = q.text(3);
-        seg.first_step = q.int64(4);
-        seg.last_step = q.int64(5);
-        segments.push_back(std::move(seg));
-    }
-    order_segments(segments);
+    const std::vector<RunSegment> segments = read_run_segments(conn, true);
     RankStepBlockWriter blocks(conn);
     Statement kinds(conn, "SELECT DISTINCT kind FROM tensor WHERE run_id = ?");
     for (const RunSegment& seg : segments) {
