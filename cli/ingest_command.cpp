@@ -276,7 +276,9 @@ int run_ingest_command(int argc, char** argv) {
     std::unique_ptr<HookRunner> hook;
     std::unique_ptr<Reader> hook_reader;
     IncidentIndex hook_index;
-    NewIncidents news;
+    // Following, a new incident settles 3 s before its command runs (its origin may arrive after its first symptom);
+    // a one-shot ingest has read everything.
+    NewIncidents news(options.follow ? std::chrono::seconds(3) : std::chrono::seconds(0));
     std::vector<std::string> job_folders;
     for (const std::string& root : options.roots) {
         std::error_code ec;
@@ -284,9 +286,10 @@ int run_ingest_command(int argc, char** argv) {
         job_folders.push_back(ec ? root : abs.lexically_normal().string());
     }
     bool warned_ungrouped = false;
+    bool flush_pending = false;  // stopping: what still waits to settle is announced as it stands
     auto announce_incidents = [&]() {
         try {
-            if (!hook_index.update(*hook_reader)) return true;
+            if (!hook_index.update(*hook_reader) && !news.pending()) return true;
             if (!hook_index.grouped()) {
                 if (!warned_ungrouped) {
                     const std::string msg = "--on-incident: the store holds more than " +
@@ -300,7 +303,9 @@ int run_ingest_command(int argc, char** argv) {
                 return true;
             }
             const auto set = hook_index.set();
-            for (const std::size_t i : news.take(set->anomalies, set->incidents)) {
+            const auto now =
+                std::chrono::steady_clock::now() + (flush_pending ? std::chrono::hours(1) : std::chrono::hours(0));
+            for (const std::size_t i : news.take(set->anomalies, set->incidents, now)) {
                 spdlog::info("new incident: {}", incident_headline(set->anomalies, set->incidents[i]));
                 hook->submit(incident_hook_event(set->anomalies, set->incidents[i], job_folders));
             }
@@ -329,7 +334,7 @@ int run_ingest_command(int argc, char** argv) {
     if (options.follow) {
         if (hook)
             hook_worker = std::make_unique<PeriodicWorker>(announce_incidents, std::chrono::milliseconds(1000),
-                                                           std::chrono::milliseconds(5000));
+                                                           std::chrono::milliseconds(2000));
         if (shipper)
             ship_worker = std::make_unique<PeriodicWorker>(ship, sink_interval,
                                                            std::max(sink_interval, std::chrono::milliseconds(2000)));
@@ -352,7 +357,11 @@ int run_ingest_command(int argc, char** argv) {
     // Stopping a worker runs its task once more: the last rows ship, the last gauges are written.
     if (ship_worker) ship_worker->stop();
     if (prom_worker) prom_worker->stop();
-    if (hook_worker) hook_worker->stop();
+    if (hook_worker) {
+        hook_worker->stop();
+        flush_pending = true;
+        announce_incidents();
+    }
     if (!options.follow) {
         if (shipper) ship();
         if (gauges) write_gauges();

@@ -41,6 +41,8 @@ extern "C" void on_quit_signal(int) {
 }
 
 constexpr auto kIncidentNoticeTime = std::chrono::seconds(20);
+// A new incident is announced once it has settled: where it began may arrive a moment after its first symptom.
+constexpr auto kIncidentSettle = std::chrono::seconds(3);
 
 // New incidents, announced: the bell and a desktop notification through the terminal, a notice on the status line,
 // the user's --on-incident command. Incidents the store held before ingest caught up with the job are the
@@ -64,6 +66,8 @@ public:
     ~IncidentAnnouncer() {
         if (hook_) hook_->finish(std::chrono::seconds(2));
     }
+    // A new incident waits to settle: read again soon even when nothing else changes.
+    bool pending() const { return news_.pending(); }
 
     // After a collect: `live` once the backlog is read. Returns what the status line says of the newest incident
     // announced ("nan in grad_reduced at step 30, rank 1"), or "".
@@ -72,7 +76,7 @@ public:
         // The first read once live holds the whole backlog (ingest had committed it before it said so).
         const bool first_live = live && !was_live_;
         was_live_ = live;
-        if (!first_live && index.generation() == generation_) return "";
+        if (!first_live && index.generation() == generation_ && !news_.pending()) return "";
         generation_ = index.generation();
         const auto set = index.set();
         if (!live || first_live) {
@@ -87,7 +91,7 @@ public:
             if (target_.bell || target_.desktop) term.write_raw(notification_bytes(headline, target_));
             if (hook_) hook_->submit(incident_hook_event(set->anomalies, inc, jobs_));
             const AnomalyRecord& o = set->anomalies[inc.origin];
-            last = escape_for_display(format_double(o.value) + " in " + o.kind, 40) + " at step " +
+            last = escape_for_display(origin_value_text(o) + " in " + o.kind, 48) + " at step " +
                    std::to_string(o.step) + ", rank " + std::to_string(o.rank);
         }
         return last;
@@ -97,7 +101,7 @@ private:
     NotifyTarget target_;
     std::vector<std::string> jobs_;
     std::unique_ptr<HookRunner> hook_;
-    NewIncidents news_;
+    NewIncidents news_{kIncidentSettle};
     std::uint64_t generation_ = 0;
     bool was_live_ = false;
 };
@@ -270,7 +274,8 @@ int run_live(const LaunchOptions& o) {
             // The terminal went away (the SSH connection dropped, the tmux pane was killed) without a SIGHUP
             // reaching us: nothing more can be read or shown.
             if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break;
-            if (ready == 0 && timeout == idle_ms) (session && !watch_files ? redraw : reload) = true;
+            if (ready == 0 && timeout == idle_ms)
+                (session && !watch_files && !announcer.pending() ? redraw : reload) = true;
             if (fds[1].revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);

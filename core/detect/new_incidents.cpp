@@ -1,6 +1,7 @@
 // New incidents by their key anomalies; an incident as JSON and as one line.
 #include "core/detect/new_incidents.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -32,7 +33,7 @@ void NewIncidents::prime(const std::vector<AnomalyRecord>& anomalies) {
 }
 
 std::vector<std::size_t> NewIncidents::take(const std::vector<AnomalyRecord>& anomalies,
-                                            const std::vector<Incident>& incidents) {
+                                            const std::vector<Incident>& incidents, Clock::time_point now) {
     std::vector<std::size_t> fresh;
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < incidents.size(); ++i) {
@@ -46,7 +47,18 @@ std::vector<std::size_t> NewIncidents::take(const std::vector<AnomalyRecord>& an
             known = known || seen_.count(keys.back()) > 0;
         }
         if (keys.empty()) continue;
-        if (!known) fresh.push_back(i);
+        if (!known) {
+            // First seen when any of its key anomalies was; it is announced once it has settled.
+            Clock::time_point first = now;
+            for (const auto& k : keys)
+                if (const auto it = pending_.find(k); it != pending_.end()) first = std::min(first, it->second);
+            if (now - first < settle_) {
+                for (const auto& k : keys) pending_.try_emplace(k, first);
+                continue;
+            }
+            fresh.push_back(i);
+        }
+        for (const auto& k : keys) pending_.erase(k);
         seen_.insert(keys.begin(), keys.end());  // a grown incident's new members are not news either
     }
     return fresh;
@@ -93,10 +105,14 @@ std::string incident_json(const std::vector<AnomalyRecord>& anomalies, const Inc
     return j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string origin_value_text(const AnomalyRecord& o) {
+    return o.op.empty() || o.op == "value" ? format_double(o.value) : o.op + " " + format_double(o.value);
+}
+
 std::string incident_headline(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,
                               std::size_t max_bytes) {
     const AnomalyRecord& o = anomalies[incident.origin];
-    std::string line = format_double(o.value) + " in " + o.kind + " at step " + std::to_string(o.step) + ", rank " +
+    std::string line = origin_value_text(o) + " in " + o.kind + " at step " + std::to_string(o.step) + ", rank " +
                        std::to_string(o.rank);
     if (!o.name.empty()) line += ", " + o.name;
     line += " (" + o.rule;

@@ -3,10 +3,16 @@
 // id of its own: it is known by its key anomalies, the members scored at least kIncidentScore. An incident is
 // new when it has key anomalies and none of them belonged to an incident already announced (or was in the store
 // when watching began); an incident that grows, or two that merge, are not new again.
+// While following a job an incident is announced only once it has settled: its first sight is often a symptom
+// (the log's global-norm line at the step end arrives before the CSV rows of the tensor where a NaN began), and
+// the message should name where it began. So a new incident waits `settle` from its first sight, then is
+// announced as it stands (its origin regrouped with everything that arrived meanwhile).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -16,15 +22,22 @@ namespace msmon {
 
 class NewIncidents {
 public:
+    using Clock = std::chrono::steady_clock;
+    explicit NewIncidents(Clock::duration settle = Clock::duration::zero()) : settle_(settle) {}
     // Takes every key anomaly of `anomalies` as already announced: what the store held when watching began.
     void prime(const std::vector<AnomalyRecord>& anomalies);
-    // The incidents (indices into `incidents`) that are new since the last call, most severe first; their key
+    // The incidents (indices into `incidents`) that are new and have settled by `now`, most severe first; their key
     // anomalies count as announced from now on.
-    std::vector<std::size_t> take(const std::vector<AnomalyRecord>& anomalies, const std::vector<Incident>& incidents);
+    std::vector<std::size_t> take(const std::vector<AnomalyRecord>& anomalies, const std::vector<Incident>& incidents,
+                                  Clock::time_point now = Clock::now());
     std::size_t announced() const { return seen_.size(); }
+    // New incidents wait to settle: call take() again after a while even if nothing else changed.
+    bool pending() const { return !pending_.empty(); }
 
 private:
-    std::unordered_set<std::string> seen_;  // identity() of every key anomaly announced
+    Clock::duration settle_;
+    std::unordered_set<std::string> seen_;                        // identity() of every key anomaly announced
+    std::unordered_map<std::string, Clock::time_point> pending_;  // key anomalies of new incidents: first seen
 };
 
 // What identifies one stored anomaly across regroupings: where it is and which rule fired.
@@ -36,8 +49,12 @@ std::string anomaly_identity(const AnomalyRecord& a);
 std::string incident_json(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,
                           const std::vector<std::string>& job_folders);
 
+// What the origin's value is, for a person: "norm nan", "nans 1" (an op's value), or the value alone for a scalar
+// ("loss 9.5" is "9.5 in loss").
+std::string origin_value_text(const AnomalyRecord& origin);
+
 // One line for a person (a desktop notification, a log line):
-// "nan in actv at step 11, rank 3, <module> (NonFinite, 4 ranks)".
+// "norm nan in actv at step 11, rank 3, <module> (NonFinite, 4 ranks)".
 // Control bytes from the monitored files are dropped; at most `max_bytes` bytes, cut on a character boundary.
 std::string incident_headline(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,
                               std::size_t max_bytes = 200);

@@ -56,6 +56,29 @@ TEST(NewIncidents, the_backlog_and_msprobe_noise_are_never_news) {
     EXPECT_EQ(take(news, all).size(), 1u);
 }
 
+// Following a job, a new incident settles before it is announced: the log's global-norm line of the step can come
+// before the CSV rows of the tensor where the NaN began, and the announcement should name where it began.
+TEST(NewIncidents, a_new_incident_is_announced_once_settled_as_it_stands_then) {
+    using Clock = NewIncidents::Clock;
+    NewIncidents news(std::chrono::seconds(3));
+    const Clock::time_point t0 = Clock::now();
+    AnomalyRecord symptom = anomaly("GlobalNormSpike", 0, 35, 50, "");
+    symptom.kind = "global_norm";
+    std::vector<AnomalyRecord> all = {symptom};
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0).empty());
+    EXPECT_TRUE(news.pending());
+    all.push_back(anomaly("NonFinite", 3, 35, 100, "layers.1.fc2"));  // the origin, a second later
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0 + std::chrono::seconds(1)).empty());
+    const auto incidents = group_incidents(all);
+    const auto fresh = news.take(all, incidents, t0 + std::chrono::seconds(3));
+    ASSERT_EQ(fresh.size(), 1u) << "settled 3 s after its first sight, not after the origin's";
+    const AnomalyRecord& origin = all[incidents[fresh[0]].origin];
+    EXPECT_EQ(origin.rule, "NonFinite");
+    EXPECT_EQ(origin.rank, 3);
+    EXPECT_FALSE(news.pending());
+    EXPECT_TRUE(news.take(all, incidents, t0 + std::chrono::seconds(10)).empty()) << "once";
+}
+
 TEST(NewIncidents, json_is_ascii_and_keeps_hostile_names_and_non_finite_values_exact) {
     const std::string hostile = "layers.0.$(touch x);`y`\x1b]0;t\x07\xe4\xb8\xad\xff.weight";
     AnomalyRecord a = anomaly("NonFinite", 3, 11, 100, hostile.c_str());
@@ -81,7 +104,7 @@ TEST(NewIncidents, json_is_ascii_and_keeps_hostile_names_and_non_finite_values_e
     const std::string headline = incident_headline(all, incidents[0], 60);
     EXPECT_LE(headline.size(), 60u);
     EXPECT_EQ(headline.find('\x1b'), std::string::npos);
-    EXPECT_EQ(headline.substr(0, 34), "nan in grad_reduced at step 11, ra");
+    EXPECT_EQ(headline.substr(0, 39), "norm nan in grad_reduced at step 11, ra");
 }
 
 }  // namespace

@@ -92,8 +92,10 @@ TEST(OnIncident, a_healthy_run_runs_nothing) {
 TEST(OnIncident, following_a_live_run_the_command_runs_once_when_the_nan_arrives) {
     TempDir tmp;
     // The job writes a step every 40 ms; the NaN comes at step 30, about 1.2 s in.
+    // With MindFormers' logs too: the step's global-norm line can be read before the CSV rows where the NaN began;
+    // the command is run once the incident has settled, naming where it began.
     Background sim({program("msmon"), "simulate", tmp / "job", "--ranks", "4", "--params", "6", "--steps", "70",
-                    "--step-ms", "40", "--faults", "nan@30:r1"},
+                    "--step-ms", "40", "--faults", "nan@30:r1", "--logs"},
                    tmp.path(), isolated_env(tmp));
     ASSERT_GE(
         wait_until([&] { return std::filesystem::exists(tmp / "job/monitor_output"); }, milliseconds(10000)).count(),
@@ -112,6 +114,7 @@ TEST(OnIncident, following_a_live_run_the_command_runs_once_when_the_nan_arrives
     const auto incident = nlohmann::json::parse(runs[0]);
     EXPECT_EQ(incident["step"], 30);
     EXPECT_EQ(incident["rank"], 1);
+    EXPECT_EQ(incident["rule"], "NonFinite") << runs[0];
     EXPECT_EQ(nlohmann::json::parse(ingest.out())["on_incident"]["ran"], 1) << ingest.out();
 }
 
