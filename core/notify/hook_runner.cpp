@@ -48,7 +48,12 @@ std::string describe_status(int status) {
 }  // namespace
 
 HookRunner::HookRunner(HookOptions options, std::function<void(const std::string&)> notice)
-    : options_(std::move(options)), notice_(std::move(notice)), thread_([this] { loop(); }) {}
+    : options_(std::move(options)), notice_(std::move(notice)) {
+    // spdlog builds its default logger on first use; built here, before the runner thread can log, so that the two
+    // threads never race to build it (TSan saw that race in a process that had not set logging up).
+    spdlog::default_logger_raw();
+    thread_ = std::thread([this] { loop(); });
+}
 
 HookRunner::~HookRunner() {
     finish(std::chrono::milliseconds(0));
