@@ -67,7 +67,7 @@ private:
     std::deque<HookEvent> queue_;
     bool running_ = false, stopping_ = false;
     std::atomic<bool> abort_{false};  // finish() gave up waiting: end the running command now
-    std::thread thread_;              // last: started once the rest is set up
+    std::thread thread_;              // started by the constructor once the rest is set up
 };
 
 }  // namespace msmon
