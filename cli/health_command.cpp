@@ -144,8 +144,7 @@ int run_health_command(int argc, char** argv) {
     try {
         checkpoints = reader->checkpoints();
         events = reader->events();
-        restarts = restarts_of(reader->run_segments());
-        for (Restart& r : relaunches_from_events(events)) restarts.push_back(std::move(r));
+        restarts = job_restarts(reader->run_segments(), events);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon health: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;

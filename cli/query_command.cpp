@@ -19,6 +19,7 @@
 #include "core/text/number_text.hpp"
 #include "store/derived_reader.hpp"
 #include "store/job_reader.hpp"
+#include "store/points_that_count.hpp"
 
 namespace msmon {
 
@@ -27,9 +28,10 @@ namespace {
 const CommandSpec kQuerySpec{
     "query",
     "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--rank R] [--kind K | --derived] [--name REGEX] "
-    "[--op OP] [--steps LIST] [--baseline DIR|DB] [--format csv|json]",
+    "[--op OP] [--steps LIST] [--baseline DIR|DB] [--all-runs] [--format csv|json]",
     "Prints stored values, one per line: rank,kind,vpp_stage,name,step,micro_step,op,value.\n"
     "Values are the shortest text that reads back as the same double; nan, inf, -inf as such.\n"
+    "A step the job trained twice (a restart resumed from an earlier checkpoint) prints the later run's value.\n"
     "With DIR, files not yet read are ingested first.\n"
     "Derived kinds are computed when read, from the stored ones, and named derived.*:\n"
     "  derived.update_ratio  |norm(param_updated) - norm(param_origin)| / norm(param_origin), op ratio, per parameter\n"
@@ -51,6 +53,7 @@ const CommandSpec kQuerySpec{
          "also the same values of another run (a job folder or a store), matched by rank, kind, vpp_stage,\n"
          "name, step, micro_step and op: two more columns, baseline and ratio (value / baseline); a value\n"
          "only one run has is printed with the other empty, and what did not match is counted on stderr"},
+        {"--all-runs", "", "also the values a restart abandoned: a step trained twice prints twice, the earlier first"},
         {"--format", "csv|json", "output format (default csv)"},
     },
     0,
@@ -174,6 +177,9 @@ private:
     std::string out_;
 };
 
+// Streams a reader's points: those that count, or with --all-runs every one.
+using PointStream = std::function<void(Reader&, const PointFilter&, const std::function<void(const Point&)>&)>;
+
 // --baseline: the baseline's values of the same filter, held by key; each row of this run printed with its match,
 // then the baseline's rows nothing matched. What did not match is counted: series only one run has (a parameter
 // set changed) and values past the other's steps (runs of different lengths).
@@ -181,14 +187,14 @@ class BaselineJoin {
 public:
     explicit BaselineJoin(std::unique_ptr<Reader> other) : other_(std::move(other)) {}
 
-    void read(Reader& current, const PointFilter& f, PointWriter& writer) {
-        other_->points(f, [&](const Point& p) {
+    void read(Reader& current, const PointFilter& f, PointWriter& writer, const PointStream& stream) {
+        stream(*other_, f, [&](const Point& p) {
             const std::string k = key(p);
             if (index_.count(k)) return;
             index_.emplace(k, rows_.size());
             rows_.push_back({owned(p), {p.is_text, p.value, std::string(p.text)}, false});
         });
-        current.points(f, [&](const Point& p) {
+        stream(current, f, [&](const Point& p) {
             const auto it = index_.find(key(p));
             if (it == index_.end()) {
                 writer.add(p, true, std::nullopt);
@@ -363,6 +369,12 @@ int run_query_command(int argc, char** argv) {
         baseline.emplace(std::move(other));
     }
     PointWriter writer(format == "json", isatty(STDOUT_FILENO) == 1, baseline.has_value());
+    const bool all_runs = args->has("--all-runs");
+    std::uint64_t abandoned = 0;
+    const PointStream stream = [&](Reader& r, const PointFilter& f, const std::function<void(const Point&)>& sink) {
+        if (all_runs) r.points(f, sink);
+        else abandoned += points_that_count(r, f, sink);
+    };
     try {
         std::vector<std::optional<std::string>> kinds{filter.kind};
         if (derived && !filter.kind) {  // every derived kind there is
@@ -373,8 +385,8 @@ int run_query_command(int argc, char** argv) {
         for (const auto& kind : kinds) {
             PointFilter f = filter;
             f.kind = kind;
-            if (baseline) baseline->read(*reader, f, writer);
-            else reader->points(f, [&](const Point& p) { writer.add(p); });
+            if (baseline) baseline->read(*reader, f, writer, stream);
+            else stream(*reader, f, [&](const Point& p) { writer.add(p); });
         }
         if (baseline) {
             baseline->finish(writer);
@@ -391,6 +403,11 @@ int run_query_command(int argc, char** argv) {
         return kExitFailure;
     }
     writer.finish();
+    if (abandoned > 0)
+        std::fprintf(stderr,
+                     "msmon query: left out %llu values a restart abandoned (steps trained again print the later "
+                     "run's value); --all-runs prints them too\n",
+                     static_cast<unsigned long long>(abandoned));
     if (writer.count() == 0) {
         // A header alone says nothing: say which filter matched nothing (a typo in a kind is the usual reason).
         std::string why;

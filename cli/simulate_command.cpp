@@ -2,6 +2,7 @@
 // so it runs live.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -64,7 +65,9 @@ const CommandSpec kSimulateSpec{
         {"--log-variant", "V", "step-line shape: standard|nonsink|nolr|noclip|moe|old3 (default standard)"},
         {"--log-max-bytes", "N", "info.log rotation size, 0 for none (default 52428800, as MindFormers)"},
         {"--ckpt-every", "N", "checkpoint every N steps (default 10)"},
-        {"--restart-at", "S", "the job dies after step S and is relaunched, appending to the same logs"},
+        {"--restart-at", "S",
+         "the job dies after step S and is relaunched from its last checkpoint (--ckpt-every): new msprobe run "
+         "folders, the same logs appended to, the steps since that checkpoint trained again"},
         {"--tensorboard", "", "also write MindFormers' TensorBoard event files (output/tensorboard/rank_<N>/)"},
         {"--moe-experts", "N", "experts per MoE layer in expert_load (default 8; 2 layers)"},
         {"--expert-collapse", "STEP[:L:E]", "from STEP on, expert E of layer L takes most tokens (default L 1, E 3)"},
@@ -178,6 +181,9 @@ int run_simulate_command(int argc, char** argv) {
     if (args->has("--restart-at") && (mf.restart_at <= o.first_step || mf.restart_at >= o.first_step + o.steps))
         return usage_error("--restart-at must be a step the run continues after: " + std::to_string(o.first_step + 1) +
                            " to " + std::to_string(o.first_step + o.steps - 1));
+    if (args->has("--restart-at") &&
+        std::any_of(o.faults.begin(), o.faults.end(), [](const Fault& f) { return f.type == Fault::Type::restart; }))
+        return usage_error("--restart-at and a restart@ fault both restart the job: give one of them");
     struct sigaction sa {};
     sa.sa_handler = on_sim_signal;
     sigemptyset(&sa.sa_mask);
@@ -211,9 +217,22 @@ int run_simulate_command(int argc, char** argv) {
     // The two writers run side by side with the same pacing, as the trainer's two outputs do.
     std::thread mf_thread;
     if (mindformers)
-        mf_thread =
-            std::thread([&] { mf_ok = run_mindformers_simulation(o, mf, plan, g_sim_stop, mf_result, mf_error); });
-    const bool ok = run_msprobe_simulation(msprobe, g_sim_stop, result, error);
+        mf_thread = std::thread([&] {
+            try {
+                mf_ok = run_mindformers_simulation(o, mf, plan, g_sim_stop, mf_result, mf_error);
+            } catch (const std::exception& e) {
+                mf_error = e.what();
+                mf_ok = false;
+                g_sim_stop.store(true);
+            }
+        });
+    bool ok = false;
+    try {
+        ok = run_msprobe_simulation(msprobe, g_sim_stop, result, error);
+    } catch (const std::exception& e) {  // the MindFormers writer is stopped and joined before this is said
+        error = e.what();
+        g_sim_stop.store(true);
+    }
     if (mf_thread.joinable()) mf_thread.join();
     if (!ok || !mf_ok) {
         std::fprintf(stderr, "msmon simulate: %s\n", escape_for_terminal(ok ? mf_error : error).c_str());

@@ -84,8 +84,9 @@ const RankStepBlockWriter::TensorKey& RankStepBlockWriter::tensor(std::int64_t i
     tensor_q_.bind(1, id);
     if (!tensor_q_.step())
         throw SqliteError("rank_block: tensor " + std::to_string(id) + " is not stored", SQLITE_ERROR);
-    TensorKey k{intern(kinds_, kind_ids_, tensor_q_.text(0)), static_cast<int>(tensor_q_.int64(1)),
-                intern(formats_, format_ids_, tensor_q_.text(2)), tensor_q_.int64(3)};
+    const std::string kind = tensor_q_.text(0);
+    TensorKey k{intern(kinds_, kind_ids_, kind), static_cast<int>(tensor_q_.int64(1)),
+                intern(formats_, format_ids_, tensor_q_.text(2)), tensor_q_.int64(3), kind.ends_with("_vs_samples")};
     tensor_q_.reset();
     return tensors_.emplace(id, k).first->second;
 }
@@ -186,7 +187,7 @@ void RankStepBlockWriter::add(const SampleRow& row) {
     const std::vector<int>& ops = layout(row.layout_id);
     const Key step_key{t.kind, -1, t.rank, row.step};
     // A step two runs hold (a restart trained it again): rebuilt at flush from the run that counts.
-    if (by_runs_ && !(step_key == last_ && t.run == last_run_) && contended(t, row.step)) {
+    if (by_runs_ && !t.samples_axis && !(step_key == last_ && t.run == last_run_) && contended(t, row.step)) {
         if (rebuilt_.insert(step_key).second) to_recompute_.push_back(step_key);
     }
     if (!rebuilt_.empty() && rebuilt_.count(step_key)) return;  // rebuilt whole from the samples at flush

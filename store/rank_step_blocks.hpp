@@ -73,6 +73,7 @@ private:
     struct TensorKey {
         int kind, rank, format;
         std::int64_t run;
+        bool samples_axis;  // TensorBoard's "<tag> vs samples" twin: its "steps" count samples, not in a run's span
     };
     // One run's steps so far (rows stored or in this commit); dirty: run_range has not been told.
     struct Span {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "core/layout/monitor_layout.hpp"
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 #include "store/run_segment_rows.hpp"
@@ -366,7 +367,23 @@ double column_value(sqlite3_stmt* st, int col) {
     }
 }
 
+namespace {
+
+// SQL run_order(time_label): runs sorted as core/layout's run_order sorts them (a folder's time, not its text:
+// "Dec01" comes after "Nov30"; a MindFormers relaunch after the first launch).
+void sql_run_order(sqlite3_context* ctx, int, sqlite3_value** argv) {
+    const unsigned char* text = sqlite3_value_text(argv[0]);
+    const int n = sqlite3_value_bytes(argv[0]);
+    sqlite3_result_int64(
+        ctx, text ? time_label_order(std::string_view(reinterpret_cast<const char*>(text), static_cast<std::size_t>(n)))
+                  : -1);
+}
+
+}  // namespace
+
 void configure_connection(Connection& conn, bool writer) {
+    sqlite3_create_function(conn.raw(), "run_order", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sql_run_order,
+                            nullptr, nullptr);
     conn.exec("PRAGMA page_size=8192");  // before the first table exists
     // Page cache: 32 MiB for the writer (interior pages and the leaves being appended to; the reference run's
     // whole store is 31 MB), 64 MiB for readers (views re-read recent pages every refresh). Bounds resident

@@ -65,7 +65,7 @@ private:
 // run's in the order the files first listed them.
 constexpr const char* kModuleTensors =
     "SELECT t.id, t.vpp_stage, t.name, t.micro_step FROM tensor t JOIN run r ON r.id = t.run_id "
-    "WHERE r.rank = ?1 AND t.kind = ?2 ORDER BY r.time_label, r.id, t.id";
+    "WHERE r.rank = ?1 AND t.kind = ?2 ORDER BY run_order(r.time_label), r.id, t.id";
 
 class SqliteReader final : public Reader {
 public:
@@ -82,7 +82,7 @@ public:
         Statement tensors(conn_,
                           "SELECT t.id, r.rank, t.run_id, t.kind, t.vpp_stage, t.name, t.micro_step FROM tensor t "
                           "JOIN run r ON r.id = t.run_id WHERE (?1 IS NULL OR r.rank = ?1) AND (?2 IS NULL OR "
-                          "t.kind = ?2) ORDER BY r.rank, r.time_label, r.id, t.kind, t.id");
+                          "t.kind = ?2) ORDER BY r.rank, run_order(r.time_label), r.id, t.kind, t.id");
         if (filter.rank) tensors.bind(1, *filter.rank);
         if (filter.kind) tensors.bind(2, std::string_view(*filter.kind));
         SampleChunkReader chunks(conn_);
@@ -190,8 +190,12 @@ public:
 
     std::vector<EventRecord> events() override {
         std::vector<EventRecord> out;
+        // A step-less event (a first "start") comes from info.log and the worker log alike: the table's UNIQUE
+        // does not see NULL steps as equal, so the copies are left out here.
         Statement q(conn_,
-                    "SELECT run_id, rank, step, kind, time, message FROM event ORDER BY step IS NULL, step, rank, id");
+                    "SELECT run_id, rank, step, kind, time, message FROM event e WHERE step IS NOT NULL OR id = "
+                    "(SELECT min(id) FROM event d WHERE d.step IS NULL AND d.rank = e.rank AND d.kind = e.kind AND "
+                    "d.time = e.time AND d.message = e.message) ORDER BY step IS NULL, step, rank, id");
         while (q.step()) {
             EventRecord e;
             e.run_id = q.int64(0);

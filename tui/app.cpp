@@ -154,7 +154,14 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
                  message = "kind needs a name: kind grad_reduced";
                  return Reaction::redraw;
              }
-             shared_.chart_series().kind = arg;
+             SeriesSelection& series = shared_.chart_series();
+             series.kind = arg;
+             // Keep the statistic if the kind has it, else its first (a log's loss has only "value").
+             for (const auto& [kind, ops] : overview().model().catalog.kinds)
+                 if (kind == arg && !ops.empty() && std::find(ops.begin(), ops.end(), series.op) == ops.end()) {
+                     message = "kind " + arg + " has no " + series.op + ": showing its " + ops.front();
+                     series.op = ops.front();
+                 }
              return Reaction::reload;
          }},
         {"op", "O", "show statistic O (norm, max, min, mean, ...)", [this](const std::string& arg, std::string& message) {

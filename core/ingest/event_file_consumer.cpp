@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/ingest/issue_cap.hpp"
+#include "core/ingest/relaunch_runs.hpp"
 #include "core/parse/tensorboard_tags.hpp"
 #include "core/parse/tfrecord_framing.hpp"
 #include "core/text/display_escape.hpp"
@@ -86,8 +87,9 @@ std::uint32_t load32(const char* p) {
 }  // namespace
 
 std::string EventFileContext::serialize() const {
-    if (!skipping && plugins.empty()) return "";
+    if (!skipping && plugins.empty() && !placed) return "";
     nlohmann::json j;
+    if (placed) j["launch"] = launch;
     if (skipping) j["skip"] = {skip_left, skip_crc, skip_start, skip_length, skip_payload};
     // Tags (and plugin names) that are not UTF-8 are kept byte for byte in hex: JSON text cannot hold them.
     for (const auto& [tag, name] : plugins) {
@@ -109,6 +111,10 @@ EventFileContext EventFileContext::parse(std::string_view text) {
         c.skip_start = (*s)[2].get<std::int64_t>();
         c.skip_length = (*s)[3].get<std::uint64_t>();
         c.skip_payload = (*s)[4].get<int>();
+    }
+    if (auto l = j.find("launch"); l != j.end() && l->is_string()) {
+        c.placed = true;
+        c.launch = l->get<std::string>();
     }
     if (auto p = j.find("plugins"); p != j.end() && p->is_object())
         for (const auto& [tag, name] : p->items())
@@ -139,7 +145,7 @@ void EventFileConsumer::issue(TrackedFile& file, std::int64_t record, std::strin
 }
 
 std::int64_t EventFileConsumer::run_for_rank(const TrackedFile& file, int rank, RecordBatch& batch) {
-    if (rank == file.rank) return file.progress.run_id;
+    if (rank == file.rank) return run_;
     const std::string key = std::to_string(file.progress.run_id) + "#" + std::to_string(rank);
     if (auto it = rank_runs_.find(key); it != rank_runs_.end()) return it->second;
     const RunInfo* run = keys_.run(file.progress.run_id);
@@ -158,7 +164,7 @@ std::int64_t EventFileConsumer::run_for_rank(const TrackedFile& file, int rank, 
 void EventFileConsumer::add_scalar(TrackedFile& file, std::string_view tag, std::string_view folder, std::int64_t step,
                                    double value, RecordBatch& batch, ConsumeResult& result) {
     const TbSeries s = map_tensorboard_tag(tag, folder);
-    const std::int64_t run = s.rank ? run_for_rank(file, *s.rank, batch) : file.progress.run_id;
+    const std::int64_t run = s.rank ? run_for_rank(file, *s.rank, batch) : run_;
     const std::int64_t layout = keys_.layout_id(s.op, batch);
     const std::int64_t tensor = keys_.tensor_id(run, s.kind, s.vpp_stage, s.name, s.micro_step, layout, batch);
     // msprobe writes each op of a tensor as its own tag: ops of one step join one row (its layout grows).
@@ -203,13 +209,19 @@ void EventFileConsumer::add_scalar(TrackedFile& file, std::string_view tag, std:
 void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, std::string_view folder,
                                      std::int64_t offset, std::int64_t record, RecordBatch& batch,
                                      ConsumeResult& result) {
+    const bool timed = std::isfinite(event_.wall_time) && event_.wall_time > 0 && event_.wall_time < 1e11;
+    if (!ctx.placed && timed && !event_.values.empty()) {
+        ctx.placed = true;
+        const RunInfo* first = keys_.run(file.progress.run_id);
+        if (first && first->format == "mindformers")
+            ctx.launch = launch_at(keys_, file.progress.run_id, static_cast<std::int64_t>(event_.wall_time * 1000.0));
+        run_ = launch_run(keys_, file.progress.run_id, ctx.launch, batch);
+    }
     // The event's wall time is when its step was logged: the Chart's wall-clock axis (one entry a step).
-    if (!event_.values.empty() && std::isfinite(event_.wall_time) && event_.wall_time > 0 && event_.wall_time < 1e11 &&
-        !(file.progress.run_id == timed_run_ && event_.step == timed_step_)) {
-        timed_run_ = file.progress.run_id;
+    if (!event_.values.empty() && timed && !(run_ == timed_run_ && event_.step == timed_step_)) {
+        timed_run_ = run_;
         timed_step_ = event_.step;
-        batch.step_times.push_back(
-            {file.progress.run_id, event_.step, static_cast<std::int64_t>(event_.wall_time * 1000.0)});
+        batch.step_times.push_back({run_, event_.step, static_cast<std::int64_t>(event_.wall_time * 1000.0)});
     }
     for (const TfSummaryValue& v : event_.values) {
         if (!v.plugin_name.empty() && v.has_tensor)
@@ -239,7 +251,7 @@ void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, s
                 text.append(i ? "\n" : "").append(v.tensor.strings[i]);
             if (text.size() > kMaxConfigText) text.resize(kMaxConfigText);
             EventRecord e;
-            e.run_id = file.progress.run_id;
+            e.run_id = run_;
             e.rank = file.rank;
             e.step = event_.step;
             e.kind = "config";
@@ -256,6 +268,7 @@ ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view byt
     auto [cit, fresh] = contexts_.try_emplace(file.progress.id);
     EventFileContext& ctx = cit->second;
     if (fresh) ctx = EventFileContext::parse(file.progress.context);
+    run_ = launch_run(keys_, file.progress.run_id, ctx.launch, batch);
     const std::string_view folder = folder_of(file.progress.path);
     std::size_t pos = 0;
     std::int64_t records = 0;

@@ -27,6 +27,10 @@ struct EventFileContext {
     int skip_payload = 0;  // Event field of its payload (5: a summary we could not read)
     // Plugin of each tag whose values are tensors, from the first metadata seen for the tag.
     std::map<std::string, std::string, std::less<>> plugins;
+    // MindFormers' event files: the launch of the job the file belongs to (a relaunch writes a new file), placed
+    // by its first event's wall time; "" for the first launch (core/ingest/relaunch_runs.hpp).
+    bool placed = false;
+    std::string launch;
 
     std::string serialize() const;
     static EventFileContext parse(std::string_view text);
@@ -54,6 +58,7 @@ private:
     // The row a (tensor, step) got in the batch being built, so msprobe's ops of one step share one row.
     std::unordered_map<std::int64_t, std::pair<std::int64_t, std::size_t>> open_rows_;
     std::int64_t timed_run_ = -1, timed_step_ = -1;  // the last (run, step) given a wall time
+    std::int64_t run_ = 0;                           // the run of the file being read (its launch's)
 };
 
 }  // namespace msmon

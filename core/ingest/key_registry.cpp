@@ -127,6 +127,13 @@ const RunInfo* KeyRegistry::run(std::int64_t id) const {
     return it == run_info_.end() ? nullptr : &it->second;
 }
 
+std::vector<const RunInfo*> KeyRegistry::runs_with_prefix(std::string_view prefix) const {
+    std::vector<const RunInfo*> out;
+    for (const auto& [_, r] : run_info_)
+        if (std::string_view(r.path).substr(0, prefix.size()) == prefix) out.push_back(&r);
+    return out;
+}
+
 const std::string* KeyRegistry::layout_ops(std::int64_t id) const {
     auto it = layout_ops_.find(id);
     return it == layout_ops_.end() ? nullptr : &it->second;

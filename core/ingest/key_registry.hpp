@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/ingest/ingest_store.hpp"
 
@@ -43,6 +44,8 @@ public:
     // Reverse lookups for detectors: what a tensor id, run id and layout id stand for.
     const TensorInfo* tensor(std::int64_t id) const;
     const RunInfo* run(std::int64_t id) const;
+    // The runs whose folder path begins with `prefix` (a scan: for rare questions, not per row).
+    std::vector<const RunInfo*> runs_with_prefix(std::string_view prefix) const;
     const std::string* layout_ops(std::int64_t id) const;
 
 private:

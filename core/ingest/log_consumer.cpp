@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/ingest/issue_cap.hpp"
+#include "core/ingest/relaunch_runs.hpp"
 #include "core/parse/mindformers_log.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -29,7 +30,7 @@ std::optional<double> parse_progress_samples(std::string_view message) {
 
 std::string LogReaderContext::serialize() const {
     std::string out = "step=" + std::to_string(step) + ";warn=" + (partial_loss_warning ? "1" : "0") +
-                      ";micro_of=" + std::to_string(micro_step_of) + ";micro=";
+                      ";micro_of=" + std::to_string(micro_step_of) + (placed ? ";launch=" + launch : "") + ";micro=";
     bool first = true;
     for (const auto& [tag, n] : micro_counts) {
         out += (first ? "" : ",") + tag + ":" + std::to_string(n);
@@ -50,7 +51,10 @@ LogReaderContext LogReaderContext::parse(std::string_view text) {
         if (key == "step") c.step = parse_int(value).value_or(-1);
         else if (key == "warn") c.partial_loss_warning = value == "1";
         else if (key == "micro_of") c.micro_step_of = parse_int(value).value_or(-1);
-        else if (key == "micro") {
+        else if (key == "launch") {
+            c.placed = true;
+            c.launch = std::string(value);
+        } else if (key == "micro") {
             std::string_view rest = value;
             while (!rest.empty()) {
                 const auto comma = rest.find(',');
@@ -65,12 +69,11 @@ LogReaderContext LogReaderContext::parse(std::string_view text) {
     return c;
 }
 
-void LogConsumer::add_value(TrackedFile& file, std::string_view kind, std::string_view name,
-                            std::optional<std::int64_t> micro, std::int64_t step, double value, RecordBatch& batch,
-                            ConsumeResult& result) {
+void LogConsumer::add_value(std::string_view kind, std::string_view name, std::optional<std::int64_t> micro,
+                            std::int64_t step, double value, RecordBatch& batch, ConsumeResult& result) {
     if (!value_layout_) value_layout_ = keys_.layout_id("value", batch);
     SampleRow& row = batch.rows.emplace_back();
-    row.tensor_id = keys_.tensor_id(file.progress.run_id, kind, "", name, micro, value_layout_, batch);
+    row.tensor_id = keys_.tensor_id(run_, kind, "", name, micro, value_layout_, batch);
     row.step = step;
     row.layout_id = static_cast<std::int32_t>(value_layout_);
     row.value_count = 1;
@@ -82,7 +85,7 @@ void LogConsumer::add_value(TrackedFile& file, std::string_view kind, std::strin
 void LogConsumer::add_event(TrackedFile& file, std::optional<std::int64_t> step, std::string kind,
                             std::string_view time, std::string message, RecordBatch& batch) {
     EventRecord e;
-    e.run_id = file.progress.run_id;
+    e.run_id = run_;
     e.rank = file.rank;
     e.step = step;
     e.kind = std::move(kind);
@@ -95,27 +98,37 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
                                  std::string_view time, std::string_view message, std::int64_t line, RecordBatch& batch,
                                  ConsumeResult& result) {
     const std::optional<std::int64_t> current = ctx.step >= 0 ? std::optional<std::int64_t>(ctx.step) : std::nullopt;
+    const std::optional<std::int64_t> ms = log_time_ms(time);
+    if (!ctx.placed && ms) {
+        ctx.placed = true;
+        ctx.launch = launch_at(keys_, file.progress.run_id, *ms);
+        run_ = launch_run(keys_, file.progress.run_id, ctx.launch, batch);
+    }
     if (auto s = parse_step_line(message)) {
         const std::int64_t step = s->global_step;
         ctx.step = step;
         // When the step ended, from the line's own time: the Chart's wall-clock axis.
-        if (const auto ms = log_time_ms(time)) batch.step_times.push_back({file.progress.run_id, step, *ms});
+        if (ms) {
+            batch.step_times.push_back({run_, step, *ms});
+            auto [it, fresh] = first_step_ms_.emplace(file.progress.run_id, *ms);
+            if (!fresh) it->second = std::min(it->second, *ms);
+        }
         // A non-last pipeline stage prints loss 0 after the "loss on the last card is valid" warning: not a loss.
         const bool partial = ctx.partial_loss_warning && s->loss && *s->loss == 0;
         ctx.partial_loss_warning = false;
-        if (s->loss && !partial) add_value(file, "loss", "", std::nullopt, step, *s->loss, batch, result);
+        if (s->loss && !partial) add_value("loss", "", std::nullopt, step, *s->loss, batch, result);
         auto put = [&](std::string_view kind, const std::optional<double>& v) {
-            if (v) add_value(file, kind, "", std::nullopt, step, *v, batch, result);
+            if (v) add_value(kind, "", std::nullopt, step, *v, batch, result);
         };
         put("loss_epoch_mean", s->loss_epoch_mean);
         put("lm_loss", s->lm_loss);
         put("load_balancing_loss", s->load_balancing_loss);
         put("mtp_loss", s->mtp_loss);
         put("indexer_loss", s->indexer_loss);
-        for (const auto& [k, v] : s->extra_losses) add_value(file, k, "", std::nullopt, step, v, batch, result);
+        for (const auto& [k, v] : s->extra_losses) add_value(k, "", std::nullopt, step, v, batch, result);
         put("per_step_time", s->per_step_ms);
         put("lr", s->lr);
-        if (s->overflow) add_value(file, "overflow", "", std::nullopt, step, *s->overflow ? 1.0 : 0.0, batch, result);
+        if (s->overflow) add_value("overflow", "", std::nullopt, step, *s->overflow ? 1.0 : 0.0, batch, result);
         put("loss_scale", s->loss_scale);
         put("global_norm", s->global_norm);
         put("throughput", s->throughput_tflops);
@@ -132,10 +145,10 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
             micro = ctx.micro_counts[t->tag]++;
         }
         if (t->values.size() == 1) {
-            add_value(file, kind, name, micro, t->global_step, t->values[0], batch, result);
+            add_value(kind, name, micro, t->global_step, t->values[0], batch, result);
         } else {
             for (std::size_t i = 0; i < t->values.size(); ++i)
-                add_value(file, kind, name + "[" + std::to_string(i) + "]", micro, t->global_step, t->values[i], batch,
+                add_value(kind, name + "[" + std::to_string(i) + "]", micro, t->global_step, t->values[i], batch,
                           result);
         }
         return;
@@ -155,11 +168,11 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
         return;
     }
     if (auto p = parse_progress_samples(message)) {
-        if (current) add_value(file, "samples_per_second", "", std::nullopt, *current, *p, batch, result);
+        if (current) add_value("samples_per_second", "", std::nullopt, *current, *p, batch, result);
         return;
     }
     if (auto e = parse_embedding_line(message)) {
-        if (current) add_value(file, "embedding_local_norm", "", std::nullopt, *current, *e, batch, result);
+        if (current) add_value("embedding_local_norm", "", std::nullopt, *current, *e, batch, result);
         return;
     }
     if (auto k = parse_skip_line(message)) {
@@ -175,6 +188,13 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
         return;
     }
     if (message.rfind("Running MindFormers in ", 0) == 0) {
+        // A relaunch: this file saw a step before, or the job did (another of its files, read first).
+        const auto first = first_step_ms_.find(file.progress.run_id);
+        if (ms && (ctx.step >= 0 || (first != first_step_ms_.end() && first->second < *ms))) {
+            ctx.launch = std::string(time);
+            ctx.step = -1;
+            run_ = launch_run(keys_, file.progress.run_id, ctx.launch, batch);
+        }
         add_event(file, current, "start", time, std::string(message), batch);
         return;
     }
@@ -189,6 +209,7 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
 ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch) {
     ConsumeResult result;
     LogReaderContext ctx = LogReaderContext::parse(file.progress.context);
+    run_ = launch_run(keys_, file.progress.run_id, ctx.launch, batch);
     const std::size_t last_nl = bytes.rfind('\n');
     const std::size_t usable = last_nl == std::string_view::npos ? 0 : last_nl + 1;
     std::size_t pos = 0;

@@ -141,6 +141,11 @@ std::int64_t time_label_order(std::string_view label) {
     static constexpr std::array<std::string_view, 12> months = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
     if (label.size() < 4) return -1;
+    int year = 0, mon = 0, mday = 0, h = 0, m = 0, s = 0, ms = 0;
+    if (const std::string text(label);
+        std::sscanf(text.c_str(), "%4d-%2d-%2d %2d:%2d:%2d,%3d", &year, &mon, &mday, &h, &m, &s, &ms) >= 6)
+        return ((((((static_cast<std::int64_t>(year) * 13 + mon) * 32 + mday) * 24 + h) * 60 + m) * 60 + s) * 1000) +
+               ms;
     const auto month = std::find(months.begin(), months.end(), label.substr(0, 3));
     const std::string rest(label.substr(3));
     int day = 0, hour = 0, minute = 0, second = 0;

@@ -15,7 +15,9 @@ struct RunDirName {
     std::string uid;  // 8 lowercase hex
 };
 std::optional<RunDirName> parse_run_dir_name(std::string_view name);
-// "Nov22_13-55-47" as a number that sorts like msprobe's time_str2time_digit (it has no year); -1 if unreadable.
+// "Nov22_13-55-47" as a number that sorts like msprobe's time_str2time_digit (it has no year); a MindFormers
+// relaunch's label, its log time "2026-07-24 10:05:53,818", as a number that sorts by time (the two shapes never
+// meet in one timeline); -1 if unreadable.
 std::int64_t time_label_order(std::string_view label);
 
 // monitor_v2 rank folder: rank_<r>.

@@ -81,6 +81,22 @@ std::vector<Restart> relaunches_from_events(const std::vector<EventRecord>& even
     return out;
 }
 
+std::vector<Restart> job_restarts(const std::vector<RunSegment>& ordered, const std::vector<EventRecord>& events) {
+    std::vector<Restart> out;
+    bool mindformers_runs = false;
+    for (Restart& r : restarts_of(ordered)) {
+        mindformers_runs = mindformers_runs || r.format == "mindformers";
+        const bool seen = std::any_of(out.begin(), out.end(), [&](const Restart& o) {
+            return std::tie(o.ordinal, o.resumed_at, o.reached, o.ranks) ==
+                   std::tie(r.ordinal, r.resumed_at, r.reached, r.ranks);
+        });
+        if (!seen) out.push_back(std::move(r));
+    }
+    if (!mindformers_runs)
+        for (Restart& r : relaunches_from_events(events)) out.push_back(std::move(r));
+    return out;
+}
+
 std::optional<std::size_t> resumed_checkpoint(const Restart& r, const std::vector<CheckpointRecord>& checkpoints) {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < checkpoints.size(); ++i)

@@ -58,6 +58,11 @@ std::vector<Restart> restarts_of(const std::vector<RunSegment>& ordered);
 // that step over the ranks.
 std::vector<Restart> relaunches_from_events(const std::vector<EventRecord>& events);
 
+// Every restart of the job, once: those of the runs (msprobe's new folders, MindFormers' relaunches as runs of
+// their own), a restart that several formats saw alike (same ranks, same steps) listed once, and the
+// relaunches found only in the logs' events (a store read before relaunches had runs of their own).
+std::vector<Restart> job_restarts(const std::vector<RunSegment>& ordered, const std::vector<EventRecord>& events);
+
 // The checkpoint a restart resumed from: the latest one at or before the step it resumed at (any health), or
 // none. An index into `checkpoints`.
 std::optional<std::size_t> resumed_checkpoint(const Restart& r, const std::vector<CheckpointRecord>& checkpoints);

@@ -25,6 +25,9 @@ struct Fault {
     int rank = -1;        // -1: every rank
     double factor = 100;  // spike: gradients ×; baddata: the batch ×; drift: the module grows to ×
     std::string module;   // nan, drift: as written in the fault (resolved by the simulator); empty: the default
+    // restart: the step the new run folders begin at (`msmon simulate --restart-at`: the step after the last
+    // checkpoint). -1: the last multiple of 10 before `step`, as restart@S writes.
+    std::int64_t resume = -1;
 };
 
 std::optional<std::vector<Fault>> parse_fault_list(std::string_view text, std::string& error);

@@ -29,7 +29,7 @@ std::optional<FaultSchedule> FaultSchedule::make(const SimModel& model, const st
         if (f.rank >= 0 && (f.rank < first_rank || f.rank >= first_rank + ranks)) continue;
         if (f.type == Fault::Type::restart) {
             if (f.step >= s.last_step_) continue;  // nothing left to resume
-            sf.resume_step = std::max(first_step, (f.step - 1) / 10 * 10);
+            sf.resume_step = std::max(first_step, f.resume >= 0 ? f.resume : (f.step - 1) / 10 * 10);
         }
         s.faults_.push_back(std::move(sf));
     }

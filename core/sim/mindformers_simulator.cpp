@@ -205,6 +205,8 @@ MindFormersPlan plan_mindformers_run(const SimOptions& sim, const MindFormersOpt
     p.seed = sim.seed;
     p.restart_at = mf.restart_at;
     p.ckpt_every = std::max<std::int64_t>(1, mf.ckpt_every);
+    // MindFormers saves after every ckpt_every-th step and a relaunch loads the latest save.
+    if (p.restart_at >= 0) p.restart_resume = std::max(p.first_step, p.restart_at / p.ckpt_every * p.ckpt_every + 1);
     p.warmup = std::clamp<std::int64_t>(p.last_step / 10, 1, 100);
     p.base_ms = sim.step_ms > 0 ? sim.step_ms : 1752.0;
     p.stop_on_spikes = mf.stop_on_spikes;
@@ -244,14 +246,17 @@ std::optional<MfPlannedStep> MfStepSequence::next() {
     const MindFormersPlan& p = plan_;
     MfPlannedStep st;
     const std::int64_t g = step_++;
+    const bool first_pass = g > reached_;
+    reached_ = std::max(reached_, g);
     st.step = g;
     st.launch = launch_;
     st.first_of_launch = std::exchange(first_of_launch_, false);
-    if (auto it = p.spikes.find(g); it != p.spikes.end()) st.spike = it->second;
-    if (auto it = p.nans.find(g); it != p.nans.end()) st.nan_ranks = it->second;
+    if (auto it = p.spikes.find(g); first_pass && it != p.spikes.end()) st.spike = it->second;
+    if (auto it = p.nans.find(g); first_pass && it != p.nans.end()) st.nan_ranks = it->second;
     const double x = static_cast<double>(g);
-    double gn = (0.5 + 1.6 * std::exp(-x / 150.0)) * (1 + 0.04 * gauss(p.seed, -1, g, ch_global_norm)) * st.spike;
-    double loss = 2.2 + 8.5 * std::exp(-x / 120.0) + 0.03 * gauss(p.seed, -1, g, ch_loss);
+    const int noise = first_pass ? -1 : -1 - launch_;  // a relaunch repeating a step draws new noise for it
+    double gn = (0.5 + 1.6 * std::exp(-x / 150.0)) * (1 + 0.04 * gauss(p.seed, noise, g, ch_global_norm)) * st.spike;
+    double loss = 2.2 + 8.5 * std::exp(-x / 120.0) + 0.03 * gauss(p.seed, noise, g, ch_loss);
     if (st.spike > 1) loss *= 1 + 0.25 * std::log10(st.spike);
     if (!st.nan_ranks.empty()) gn = loss = std::nan("");
     st.global_norm = static_cast<float>(gn);
@@ -273,12 +278,15 @@ std::optional<MfPlannedStep> MfStepSequence::next() {
     if (st.first_of_launch) ms += 150000 + 20000 * uniform01(p.seed, -1, g, ch_warmup);  // graph compilation
     st.per_step_ms = static_cast<std::int64_t>(ms);
     st.save = g % p.ckpt_every == 0 || (g == p.last_step && !st.stop);
-    st.restart_after = !st.stop && g == p.restart_at && g < p.last_step;
+    if (g == p.restart_resume - 1) opt_at_resume_ = opt_;
+    st.restart_after = !st.stop && first_pass && g == p.restart_at && g < p.last_step;
     if (st.stop) done_ = true;
-    if (st.restart_after) {
+    if (st.restart_after) {  // relaunched from the last checkpoint
         ++launch_;
         count_ = 0;
         first_of_launch_ = true;
+        step_ = p.restart_resume;
+        opt_ = opt_at_resume_ >= 0 ? opt_at_resume_ : p.first_step - 1;
     }
     return st;
 }
@@ -289,6 +297,11 @@ SimOptions msprobe_options_for(const SimOptions& sim, const MindFormersPlan& pla
     for (const auto& f : sim.faults)
         if (f.type != Fault::Type::stop) out.faults.push_back(f);
     for (const auto& f : plan.implied_spikes) out.faults.push_back(f);
+    if (plan.restart_at >= 0) {
+        Fault relaunch{Fault::Type::restart, plan.restart_at, -1, 1, {}};
+        relaunch.resume = plan.restart_resume;
+        out.faults.push_back(relaunch);
+    }
     if (plan.stop_step >= 0) out.steps = std::min(sim.steps, plan.stop_step - sim.first_step + 1);
     return out;
 }
@@ -361,6 +374,8 @@ bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions&
         if (st.first_of_launch && tensorboard && !tensorboard->start_launch(st.launch, error)) return false;
         if (st.first_of_launch) {
             ++result.launches;
+            std::fill(loss_sum.begin(), loss_sum.end(), 0.0);  // the epoch's mean begins again
+            std::fill(loss_count.begin(), loss_count.end(), 0);
             if (saved_this_launch) ++ckpt_times;
             saved_this_launch = false;
             for (int r = 0; r < plan.ranks && mf.logs; ++r) {

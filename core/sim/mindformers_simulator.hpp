@@ -33,7 +33,9 @@ struct MindFormersOptions {
     std::int64_t ckpt_every = 10;
     std::int64_t log_max_bytes = 50LL * 1024 * 1024;  // RotatingFileHandler maxBytes; 0: never rotate
     MfLogVariant variant = MfLogVariant::standard;
-    std::int64_t restart_at = -1;  // the job dies after this step and is relaunched, resuming at the next one
+    // The job dies after this step and is relaunched from its last checkpoint: it resumes at the step after that
+    // checkpoint's (the first step if none was saved yet), so the steps in between are trained twice.
+    std::int64_t restart_at = -1;
     // TrainingStateMonitor's data skip: two consecutive global norms >= 3.0 raise the ValueError that ends
     // the job. Off, only stop@ faults end it (msprobe output alone stays as it always was).
     bool stop_on_spikes = true;
@@ -82,6 +84,7 @@ struct MindFormersPlan {
     std::map<std::int64_t, std::vector<int>> nans;
     std::int64_t stop_fault = -1;
     std::int64_t restart_at = -1;
+    std::int64_t restart_resume = -1;  // the step the relaunch resumes at
     std::int64_t ckpt_every = 10;
     std::int64_t warmup = 1;
     double base_ms = 1752;
@@ -100,12 +103,14 @@ private:
     const MindFormersPlan& plan_;
     std::int64_t step_;
     std::int64_t opt_;
+    std::int64_t reached_ = -1;        // the furthest step trained: faults act the first time a step is
+    std::int64_t opt_at_resume_ = -1;  // optimizer updates in the checkpoint the relaunch loads
     int launch_ = 0, count_ = 0;
     bool first_of_launch_ = true, done_ = false;
 };
 
-// The msprobe simulator's options for the same job: stop@ faults removed, the spikes they imply added, and
-// the run cut at the step where the job stops.
+// The msprobe simulator's options for the same job: stop@ faults removed, the spikes they imply added, the
+// relaunch (restart_at) as a restart resuming where MindFormers resumes, and the run cut where the job stops.
 SimOptions msprobe_options_for(const SimOptions& sim, const MindFormersPlan& plan);
 
 struct MindFormersResult {

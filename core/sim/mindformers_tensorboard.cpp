@@ -3,6 +3,7 @@
 // rank_<R>/expert_load_<layer>_ep_<i>/, each holding tag expert_load/<layer>.
 #include "core/sim/mindformers_tensorboard.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -86,7 +87,9 @@ std::vector<double> MfTensorboard::expert_loads(std::int64_t step, int rank, int
 
 bool MfTensorboard::write_step(const MfPlannedStep& st, int rank, const MfRankStep& rs, std::string& error) {
     TfEventWriter& w = writer(rank, "");
-    const double wall = wall_ + static_cast<double>(st.step) * 0.001 * static_cast<double>(st.per_step_ms);
+    // When the step is logged, on the clock the log lines use (a relaunch's event file is placed by it).
+    const double wall =
+        std::max(wall_, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     const std::int64_t gbs = plan_.ranks / plan_.pipeline_stages * kMicroBatches;
     const double per_step_s = static_cast<double>(st.per_step_ms) / 1000.0;
     const double samples = static_cast<double>(gbs) / plan_.ranks / per_step_s;

@@ -274,8 +274,9 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
             if (resume >= 0) break;
         }
         if (resume < 0) break;
-        // The job died after this step and is relaunched from the checkpoint taken as `resume` began.
-        training.restore(checkpoints.at(resume));
+        // The job died after this step and is relaunched from the checkpoint taken as `resume` began (the one saved
+        // after this very step: the state as it is).
+        if (resume <= step) training.restore(checkpoints.at(resume));
         step = resume;
     }
     return true;

@@ -163,20 +163,27 @@ TEST(LayoutDiscovery, restarted_rank_keeps_both_run_folders_as_separate_runs) {
     EXPECT_EQ(json_count(ingest.out, "errors"), 0) << ingest.out;
 
     std::string error;
-    auto rows = query_rows(db, {"--kind", "grad_reduced", "--op", "norm", "--steps", "0"}, env, error);
+    auto step0 = [&](bool all_runs) {
+        std::vector<std::string> args = {"--kind", "grad_reduced", "--op", "norm", "--steps", "0"};
+        if (all_runs) args.push_back("--all-runs");
+        std::vector<std::string> values;
+        for (const auto& r : query_rows(db, args, env, error)) {
+            EXPECT_EQ(r.rank, "0");
+            EXPECT_EQ(r.name, "w");
+            values.push_back(r.value);
+        }
+        return values;
+    };
+    // The value that counts is the later run's; --all-runs gives both, the earlier run first.
+    EXPECT_EQ(step0(false), (std::vector<std::string>{"7.25"}));
+    EXPECT_EQ(step0(true), (std::vector<std::string>{"1.5", "7.25"}));
     ASSERT_TRUE(error.empty()) << error;
-    std::vector<std::string> values;
-    for (const auto& r : rows) {
-        EXPECT_EQ(r.rank, "0");
-        EXPECT_EQ(r.name, "w");
-        values.push_back(r.value);
-    }
-    // Both runs' step-0 values, the earlier run first.
-    EXPECT_EQ(values, (std::vector<std::string>{"1.5", "7.25"}));
 
-    auto all = query_rows(db, {"--op", "norm"}, env, error);
+    auto all = query_rows(db, {"--op", "norm", "--all-runs"}, env, error);
     ASSERT_TRUE(error.empty()) << error;
     EXPECT_EQ(all.size(), 5u) << "every row of both runs must be kept";
+    // Without --all-runs: the restart's steps 0-1; the first run's step 2 was abandoned with the rest of it.
+    EXPECT_EQ(query_rows(db, {"--op", "norm"}, env, error).size(), 2u);
 }
 
 // ---- what a DIR argument can be ---------------------------------------------------------------------------

@@ -314,3 +314,93 @@ TEST(MindFormersIngest, step_lines_give_each_step_its_time) {
 
 }  // namespace
 }  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+// A relaunch appended to the same info.log, resumed from the step-4 checkpoint after step 6: its lines are a run
+// of their own, so steps 5-6 keep both trainings, the later one counting. A rotation later starts a new info.log
+// in the middle of the relaunch (no start line in it): its steps still belong to the relaunch.
+TEST(MindFormersIngest, a_relaunch_in_the_same_log_is_a_segment_of_its_own) {
+    TempDir tmp;
+    const std::string dir = tmp / "job/output/log/rank_0", db = tmp / "s.db";
+    fs::create_directories(dir);
+    auto at = [](const std::string& time, std::string line) { return line.replace(7, 23, time); };  // "[INFO] <time>"
+    auto start = [&](const std::string& time) { return at(time, kStart); };
+    std::string first = start("2026-07-24 14:20:06,869");
+    for (int s = 1; s <= 6; ++s)
+        first += at("2026-07-24 14:21:0" + std::to_string(s) + ",000", step_line(s, "9." + std::to_string(s), "2.0"));
+    std::string relaunch = start("2026-07-24 14:30:00,000");
+    for (int s = 5; s <= 8; ++s)
+        relaunch +=
+            at("2026-07-24 14:31:0" + std::to_string(s) + ",000", step_line(s, "8." + std::to_string(s), "1.5"));
+    write_file(dir + "/info.log", first + relaunch);
+    auto env = isolated_env(tmp);
+    env["TZ"] = "UTC";
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}, env).exit_code, 0);
+    // RotatingFileHandler rolls over; the new info.log goes on with the relaunch's steps 9-10.
+    fs::rename(dir + "/info.log", dir + "/info.log.1");
+    write_file(dir + "/info.log", at("2026-07-24 14:31:09,000", step_line(9, "8.9", "1.5")) +
+                                      at("2026-07-24 14:31:10,000", step_line(10, "8.1", "1.5")));
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}, env).exit_code, 0);
+
+    auto loss = [&](std::vector<std::string> extra) {
+        std::vector<std::string> argv = {program("msmon"), "query", "--db", db, "--kind", "loss"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        const auto r = run(argv, env);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        std::vector<std::string> out;
+        const auto rows = parse_csv_reference(r.out);
+        for (std::size_t i = 1; i < rows.size(); ++i) out.push_back(rows[i][4] + "=" + rows[i][7]);
+        return out;
+    };
+    EXPECT_EQ(loss({}), (std::vector<std::string>{"1=9.1", "2=9.2", "3=9.3", "4=9.4", "5=8.5", "6=8.6", "7=8.7",
+                                                  "8=8.8", "9=8.9", "10=8.1"}));
+    EXPECT_EQ(loss({"--all-runs"}), (std::vector<std::string>{"1=9.1", "2=9.2", "3=9.3", "4=9.4", "5=9.5", "6=9.6",
+                                                              "5=8.5", "6=8.6", "7=8.7", "8=8.8", "9=8.9", "10=8.1"}));
+    const auto h = run({program("msmon"), "health", "--db", db, "--format", "json"}, env);
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    const Json j = Json::parse(h.out);
+    ASSERT_EQ(j["restarts"].size(), 1u) << h.out;
+    EXPECT_EQ(j["restarts"][0]["source"], "runs");
+    EXPECT_EQ(j["restarts"][0]["resumed_at"], 5);
+    EXPECT_EQ(j["restarts"][0]["reached"], 6);
+    const auto text = run({program("msmon"), "health", "--db", db}, env);
+    EXPECT_NE(text.out.find("restart 1 at 2026-07-24 14:30:00,000: rank 0 resumed at step 5 after step 6 (steps 5-6 "
+                            "trained twice)"),
+              std::string::npos)
+        << text.out;
+}
+
+// The relaunch also writes a new TensorBoard event file: it is placed with the relaunch by its first event's wall
+// time, so a series only TensorBoard has (expert load) goes on past the restart instead of being taken for the
+// abandoned stretch of the first launch.
+TEST(MindFormersIngest, a_relaunchs_event_file_belongs_to_the_relaunch) {
+    TempDir tmp;
+    const auto sim = run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "60", "--params", "4",
+                          "--logs", "--tensorboard", "--restart-at", "45"});
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    const std::string db = tmp / "s.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}).exit_code, 0);
+    auto rows = [&](const std::string& kind, const std::string& steps, bool all) {
+        std::vector<std::string> argv = {program("msmon"), "query", "--db",    db,   "--kind", kind,
+                                         "--rank",         "0",     "--steps", steps};
+        if (all) argv.push_back("--all-runs");
+        const auto r = run(argv);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return parse_csv_reference(r.out).size() - 1;
+    };
+    EXPECT_EQ(rows("expert_load", "50", false), 16u) << "2 layers x 8 experts at step 50, after the restart";
+    EXPECT_EQ(rows("expert_load", "44", false), 16u);
+    EXPECT_EQ(rows("expert_load", "44", true), 32u) << "step 44 was trained twice";
+    EXPECT_EQ(rows("global_norm", "44", false), 1u);
+    EXPECT_EQ(rows("global_norm", "44", true), 2u);
+    const auto h = run({program("msmon"), "health", "--db", db, "--format", "json"});
+    const Json j = Json::parse(h.out);
+    ASSERT_EQ(j["restarts"].size(), 1u) << h.out;
+    EXPECT_EQ(j["restarts"][0]["resumed_at"], 41);
+    EXPECT_EQ(j["restarts"][0]["reached"], 45) << "not the samples axis of TensorBoard's 'vs samples' twins";
+}
+
+}  // namespace
+}  // namespace msmon::test

@@ -151,3 +151,60 @@ TEST(RestartSegments, a_version_8_store_is_read_as_it_is_and_upgraded_with_its_r
 
 }  // namespace
 }  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+RunSegment segment(std::int64_t id, int rank, const std::string& format, const std::string& label, std::int64_t first,
+                   std::int64_t last) {
+    RunSegment s;
+    s.run_id = id;
+    s.rank = rank;
+    s.format = format;
+    s.time_label = label;
+    s.first_step = first;
+    s.last_step = last;
+    return s;
+}
+
+// One restart that msprobe's folders and MindFormers' relaunch both show is listed once; a store from before
+// relaunches had runs of their own still lists the relaunch its log's start events show.
+TEST(JobRestarts, a_restart_two_formats_saw_is_one_and_log_events_fill_in_for_old_stores) {
+    std::vector<RunSegment> segs = {segment(1, 0, "msprobe", "Nov26_10-00-00", 0, 45),
+                                    segment(2, 0, "msprobe", "Nov26_10-05-00", 41, 59),
+                                    segment(3, 0, "mindformers", "", 1, 45),
+                                    segment(4, 0, "mindformers", "2026-11-26 02:05:00,000", 41, 60),
+                                    segment(5, 1, "msprobe", "Nov26_10-00-00", 0, 45),
+                                    segment(6, 1, "msprobe", "Nov26_10-05-00", 41, 59),
+                                    segment(7, 1, "mindformers", "", 1, 45),
+                                    segment(8, 1, "mindformers", "2026-11-26 02:05:00,000", 41, 60)};
+    order_segments(segs);
+    EventRecord start;
+    start.rank = 0;
+    start.kind = "start";
+    start.step = 45;
+    const auto both = job_restarts(segs, {start});
+    ASSERT_EQ(both.size(), 1u);
+    EXPECT_EQ(both[0].resumed_at, 41);
+    EXPECT_EQ(both[0].reached, 45);
+    EXPECT_EQ(both[0].ranks, (std::vector<int>{0, 1}));
+    EXPECT_FALSE(both[0].from_log);
+
+    std::vector<RunSegment> old_store = {segment(3, 0, "mindformers", "", 1, 60)};
+    order_segments(old_store);
+    const auto from_log = job_restarts(old_store, {start});
+    ASSERT_EQ(from_log.size(), 1u);
+    EXPECT_TRUE(from_log[0].from_log);
+    EXPECT_EQ(from_log[0].reached, 45);
+}
+
+// Runs sort by their folder's time, not its text: December after November, a relaunch after the first launch.
+TEST(JobRestarts, runs_order_by_time_not_by_label_text) {
+    EXPECT_LT(run_order("Nov30_23-59-59", 9), run_order("Dec01_00-00-00", 1));
+    EXPECT_LT(run_order("", 9), run_order("2026-11-26 02:05:00,000", 1));
+    EXPECT_LT(run_order("2026-11-26 02:05:00,000", 9), run_order("2026-11-26 02:05:00,001", 1));
+    EXPECT_LT(run_order("2026-11-26 23:59:59,999", 9), run_order("2026-12-01 00:00:00,000", 1));
+}
+
+}  // namespace
+}  // namespace msmon::test

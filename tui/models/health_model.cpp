@@ -31,8 +31,7 @@ HealthModel collect_health(Reader& reader) {
         if (c.healthy && (!m.latest_healthy || c.step >= m.checkpoints[*m.latest_healthy].step)) m.latest_healthy = i;
     }
     m.events = reader.events();
-    m.restarts = restarts_of(reader.run_segments());
-    for (Restart& r : relaunches_from_events(m.events)) m.restarts.push_back(std::move(r));
+    m.restarts = job_restarts(reader.run_segments(), m.events);
     for (const auto& e : m.events) {
         if (e.kind == "data_skip" && e.step) m.data_skip_steps.insert(*e.step);
         if (e.kind == "stop" || (e.kind == "error" && (!m.stop || m.stop->kind != "stop"))) m.stop = e;
