@@ -67,7 +67,22 @@ TEST_F(TuiRestart, the_chart_shows_two_segments_and_health_lists_the_restart) {
     t.send_keys(":", true);
     t.send_keys("kind loss", true);
     t.send_keys("Enter");
-    for (int i = 0; i < 3; ++i) t.send_keys("r", true);
+    // Only the last stage (ranks 2-3) logs a loss: rank 0 says so; `r` steps through the ranks that have one,
+    // each drawn with its own stretch before the next key.
+    screen = t.screen_when([](const std::string& s) { return s.find("rank 0: no values") != std::string::npos; },
+                           milliseconds(10000));
+    ASSERT_NE(screen.find("rank 0: no values"), std::string::npos) << screen;
+    for (int press = 0; press < 3 && screen.find("\nrank 3 ") == std::string::npos; ++press) {
+        t.send_keys("r", true);
+        screen = t.screen_when(
+            [](const std::string& s) {
+                return s.find("\nrank 2 ") != std::string::npos || s.find("\nrank 3 ") != std::string::npos;
+            },
+            milliseconds(10000));
+        std::this_thread::sleep_for(milliseconds(300));
+        screen = t.capture();
+    }
+    ASSERT_NE(screen.find("\nrank 3 "), std::string::npos) << screen;
     screen = t.screen_when(
         [](const std::string& s) {
             return s.find("loss") != std::string::npos && s.find("rank 3 abandoned") != std::string::npos &&

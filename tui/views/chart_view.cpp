@@ -329,7 +329,7 @@ Reaction ChartView::next_rank(int delta) {
         if (series_[i].rank == shared_.chart_rank()) break;
     i = (i + series_.size() + static_cast<std::size_t>(delta < 0 ? series_.size() - 1 : 1)) % series_.size();
     shared_.chart_rank() = series_[i].rank;
-    return tensors_ ? Reaction::reload : Reaction::redraw;
+    return Reaction::reload;  // the rank's own tensors, abandoned stretch and baseline
 }
 
 void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
