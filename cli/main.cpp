@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
+#include "core/version/build_info.hpp"
 
 namespace {
 
@@ -20,7 +21,9 @@ constexpr const char* kUsage =
     "  config ACTION CONFIG  show or change msprobe's monitor config safely (enable, stop, disable, set)\n"
     "  export (DIR|--db) --trend-db OUTDIR  write msprobe's monitor_data.trend.db (as data2db does)\n"
     "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
-    "  settings           msmon's own settings file: what applies, and what in it is wrong\n";
+    "  settings           msmon's own settings file: what applies, and what in it is wrong\n"
+    "\n"
+    "  --version          msmon's version, the commit it was built from and the build date\n";
 
 }  // namespace
 
@@ -30,6 +33,10 @@ int main(int argc, char** argv) {
         return argc < 2 ? msmon::kExitUsage : msmon::kExitOk;
     }
     const std::string cmd = argv[1];
+    if (cmd == "--version" || cmd == "version") {
+        std::printf("%s\n", msmon::version_line("msmon").c_str());
+        return msmon::kExitOk;
+    }
     msmon::init_logging("msmon", true);
     try {
         if (cmd == "ingest") return msmon::run_ingest_command(argc, argv);

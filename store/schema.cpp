@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/layout/monitor_layout.hpp"
+#include "core/version/build_info.hpp"
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 #include "store/run_segment_rows.hpp"
@@ -397,11 +398,39 @@ void configure_connection(Connection& conn, bool writer) {
     }
 }
 
+namespace {
+
+// msmon_meta's value of `key`, or "" (a store from before the table, or a key never written).
+std::string meta_value(Connection& conn, const char* key) {
+    try {
+        Statement q(conn, "SELECT value FROM msmon_meta WHERE key = ?1");
+        q.bind(1, std::string_view(key));
+        return q.step() ? q.text(0) : std::string();
+    } catch (const SqliteError&) {
+        return {};
+    }
+}
+
+// A store newer than this msmon: which msmon wrote it, so the person knows what to run instead.
+[[noreturn]] void throw_too_new(Connection& conn, std::int64_t version, int oldest) {
+    const std::string by = meta_value(conn, "written_by");
+    std::string text = "'" + conn.path() + "' is store version " + std::to_string(version);
+    if (!by.empty()) text += ", written by msmon " + by;
+    text += "; this msmon " + std::string(build_info().version) + " reads store versions " + std::to_string(oldest) +
+            " to " + std::to_string(kSchemaVersion) + ": open it with msmon " + (by.empty() ? "a newer" : by) +
+            (by.empty() ? "" : " or newer");
+    throw SqliteError(text, SQLITE_ERROR);
+}
+
+}  // namespace
+
 int check_readable_version(Connection& conn) {
     Statement v(conn, "PRAGMA user_version");
     v.step();
     const std::int64_t version = v.int64(0);
-    if (version < kOldestReadableVersion || version > kSchemaVersion)
+    v.reset();
+    if (version > kSchemaVersion) throw_too_new(conn, version, kOldestReadableVersion);
+    if (version < kOldestReadableVersion)
         throw SqliteError("store version " + std::to_string(version) + " is not one msmon knows ('" + conn.path() +
                               "': this msmon reads versions " + std::to_string(kOldestReadableVersion) + " to " +
                               std::to_string(kSchemaVersion) + ")",
@@ -414,7 +443,8 @@ void migrate(Connection& conn) {
     version.step();
     const int current = static_cast<int>(version.int64(0));
     version.reset();
-    if (current < 0 || current > kSchemaVersion)
+    if (current > kSchemaVersion) throw_too_new(conn, current, 1);
+    if (current < 0)
         throw SqliteError("store version " + std::to_string(current) + " is not one msmon knows ('" + conn.path() +
                               "': this msmon reads versions 1 to " + std::to_string(kSchemaVersion) + ")",
                           SQLITE_ERROR);
@@ -438,6 +468,19 @@ void migrate(Connection& conn) {
         conn.exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
         txn.commit();
     }
+    // Which msmon made the store and which wrote it last (an older msmon that cannot read it names the latter).
+    // Kept outside the versioned schema: a store without the table reads as it always did.
+    Transaction txn(conn);
+    conn.exec("CREATE TABLE IF NOT EXISTS msmon_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    Statement put(conn, "INSERT INTO msmon_meta(key, value) VALUES('created_by', ?1) ON CONFLICT(key) DO NOTHING");
+    put.bind(1, std::string_view(build_info().version));
+    put.run();
+    Statement written(conn,
+                      "INSERT INTO msmon_meta(key, value) VALUES('written_by', ?1) ON CONFLICT(key) DO UPDATE SET "
+                      "value = excluded.value");
+    written.bind(1, std::string_view(build_info().version));
+    written.run();
+    txn.commit();
 }
 
 }  // namespace msmon

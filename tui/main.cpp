@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "core/args/arg_parser.hpp"
 #include "core/config/msmon_settings.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
+#include "core/version/build_info.hpp"
 #include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/store_location.hpp"
 #include "tui/demo_job.hpp"
@@ -58,6 +60,7 @@ const CommandSpec kTuiSpec{
          "ingest, print one frame of VIEW (overview, chart, anomalies, health, config, experts, layers)\n"
          "as text, exit"},
         {"--size", "WxH", "the snapshot's size (default 120x40)"},
+        {"--version", "", "the version, the commit it was built from and the build date"},
     },
     0,
     1,
@@ -136,6 +139,11 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--version") {
+            std::printf("%s\n", version_line("msmon-tui").c_str());
+            return 0;
+        }
     LaunchOptions o;
     if (auto rc = parse_launch(argc, argv, o)) return *rc;
     init_logging("msmon-tui", false);

@@ -85,8 +85,9 @@ TEST(StoreRefusal, an_unknown_store_version_or_another_programs_database_is_refu
             argv.insert(argv.end(), args.begin(), args.end());
             auto r = run(argv, env);
             EXPECT_EQ(r.exit_code, 1) << args[0] << " " << version << ": " << r.err;
-            EXPECT_NE(r.err.find("store version " + version + " is not one msmon knows"), std::string::npos)
-                << args[0] << ": " << r.err;
+            const std::string why = version == "99999" ? "is store version 99999; this msmon "
+                                                       : "store version " + version + " is not one msmon knows";
+            EXPECT_NE(r.err.find(why), std::string::npos) << args[0] << ": " << r.err;
         }
         std::string error;
         EXPECT_EQ(sqlite_rows(db, "PRAGMA user_version", error).at(0).at(0), version);
@@ -99,6 +100,39 @@ TEST(StoreRefusal, an_unknown_store_version_or_another_programs_database_is_refu
     EXPECT_NE(r.err.find("is not an msmon store"), std::string::npos) << r.err;
     std::string error;
     EXPECT_EQ(sqlite_rows(other, "SELECT group_concat(name) FROM sqlite_master", error).at(0).at(0), "accounts");
+}
+
+// Every store says which msmon made it and which wrote it last; one from a newer msmon than this (a store
+// version this one does not know) is refused naming the msmon that reads it, and left as it is.
+TEST(StoreRefusal, a_store_from_a_newer_msmon_names_the_version_that_reads_it) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    write_rank(tmp, 0);
+    const std::string db = tmp / "s.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}, env).exit_code, 0);
+    const auto version = run({program("msmon"), "--version"}, env);
+    ASSERT_EQ(version.exit_code, 0);
+    const std::string mine = version.out.substr(6, version.out.find(' ', 6) - 6);  // "msmon 0.1.0 (commit ..."
+    std::string error;
+    EXPECT_EQ(sqlite_rows(db, "SELECT key || '=' || value FROM msmon_meta ORDER BY key", error),
+              (std::vector<std::vector<std::string>>{{"created_by=" + mine}, {"written_by=" + mine}}))
+        << error;
+
+    exec_sql(db, "PRAGMA user_version=99; UPDATE msmon_meta SET value = '7.3.1' WHERE key = 'written_by'");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"ingest", tmp / "job", "--db", db}, {"query", "--db", db}, {"health", "--db", db}}) {
+        std::vector<std::string> argv = {program("msmon")};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto r = run(argv, env);
+        EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("is store version 99, written by msmon 7.3.1; this msmon " + mine), std::string::npos)
+            << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("open it with msmon 7.3.1 or newer"), std::string::npos) << args[0] << ": " << r.err;
+    }
+    const auto tui = run({program("msmon-tui"), "--db", db, "--snapshot", "overview"}, env);
+    EXPECT_NE(tui.exit_code, 0);
+    EXPECT_NE((tui.out + tui.err).find("open it with msmon 7.3.1 or newer"), std::string::npos) << tui.out << tui.err;
+    EXPECT_EQ(sqlite_rows(db, "PRAGMA user_version", error).at(0).at(0), "99");
 }
 
 }  // namespace
