@@ -23,6 +23,7 @@
 #include "tui/launch_options.hpp"
 #include "tui/notification.hpp"
 #include "tui/terminal.hpp"
+#include "tui/terminfo_fallback.hpp"
 
 namespace msmon::tui {
 
@@ -117,6 +118,14 @@ int run_live(const LaunchOptions& o) {
                      ::isatty(STDIN_FILENO) ? "output" : "input");
         return 1;
     }
+    // Before anything starts: a terminal ncurses cannot describe is said now, not after the store was opened.
+    TerminfoFallback terminfo;
+    std::string terminfo_note, terminfo_error;
+    if (!terminfo.prepare(terminfo_note, terminfo_error)) {
+        std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(terminfo_error).c_str());
+        return 1;
+    }
+    if (!terminfo_note.empty()) spdlog::warn("{}", terminfo_note);
     IngestOptions io;
     io.roots = {o.dir};
     io.follow = true;

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -21,16 +23,35 @@ namespace msmon {
 
 namespace {
 
+#ifdef MSMON_NO_NSS
+// A static build loads no NSS module: the passwd database is /etc/passwd as the file says (users only in LDAP or
+// SSSD are not in it: they need HOME, which their login sets).
+std::string passwd_home(uid_t uid) {
+    std::ifstream in("/etc/passwd");
+    for (std::string line; std::getline(in, line);) {
+        // name:password:uid:gid:gecos:home:shell
+        std::vector<std::string> f;
+        std::stringstream fields(line);
+        for (std::string part; std::getline(fields, part, ':');) f.push_back(part);
+        if (f.size() >= 6 && f[2] == std::to_string(uid)) return f[5];
+    }
+    return {};
+}
+#else
+std::string passwd_home(uid_t uid) {
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found && found->pw_dir) return found->pw_dir;
+    return {};
+}
+#endif
+
 // The user's home: $HOME, else the passwd entry's (a systemd system service runs with neither HOME nor XDG_*).
 // Never a shared folder such as /tmp, where another user could plant a link where msmon writes its log or store.
 std::string home_dir() {
     if (const char* home = std::getenv("HOME"); home && *home == '/') return home;
-    std::vector<char> buf(16384);
-    passwd pw{};
-    passwd* found = nullptr;
-    if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found && found->pw_dir &&
-        found->pw_dir[0] == '/')
-        return found->pw_dir;
+    if (const std::string home = passwd_home(::geteuid()); !home.empty() && home[0] == '/') return home;
     throw std::runtime_error("no home folder: HOME is not set and user " + std::to_string(::geteuid()) +
                              " has no home in the passwd database; set HOME, XDG_STATE_HOME and XDG_CACHE_HOME, "
                              "or give --db");

@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "store/clickhouse/host_addresses.hpp"
+
 namespace msmon {
 
 namespace {
@@ -56,20 +58,15 @@ bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point dead
 }
 
 int connect_to(const std::string& host, int port, std::chrono::steady_clock::time_point deadline, std::string& error) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
+    const std::vector<HostAddress> addresses = resolve_host(host, port, error);
+    if (addresses.empty()) return -1;
     const std::string service = std::to_string(port);
-    if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-        error = "cannot resolve " + host + ": " + ::gai_strerror(rc);
-        return -1;
-    }
     int fd = -1;
-    for (addrinfo* a = found; a; a = a->ai_next) {
-        fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    for (const HostAddress& a : addresses) {
+        const auto* sa = reinterpret_cast<const sockaddr*>(&a.addr);
+        fd = ::socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) continue;
-        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+        if (::connect(fd, sa, a.len) == 0) break;
         if (errno == EINPROGRESS && wait_ready(fd, POLLOUT, deadline, error)) {
             int so_error = 0;
             socklen_t len = sizeof so_error;
@@ -81,7 +78,6 @@ int connect_to(const std::string& host, int port, std::chrono::steady_clock::tim
         ::close(fd);
         fd = -1;
     }
-    ::freeaddrinfo(found);
     if (fd >= 0) {
         const int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
