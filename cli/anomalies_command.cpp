@@ -241,4 +241,8 @@ int run_anomalies_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& anomalies_command_spec() {
+    return kAnomaliesSpec;
+}
+
 }  // namespace msmon

@@ -226,4 +226,8 @@ int run_config_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& config_command_spec() {
+    return kConfigSpec;
+}
+
 }  // namespace msmon

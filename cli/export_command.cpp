@@ -94,4 +94,8 @@ int run_export_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& export_command_spec() {
+    return kExportSpec;
+}
+
 }  // namespace msmon

@@ -211,4 +211,8 @@ int run_health_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& health_command_spec() {
+    return kHealthSpec;
+}
+
 }  // namespace msmon

@@ -444,4 +444,8 @@ int run_ingest_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& ingest_command_spec() {
+    return kIngestSpec;
+}
+
 }  // namespace msmon

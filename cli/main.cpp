@@ -22,6 +22,7 @@ constexpr const char* kUsage =
     "  export (DIR|--db) --trend-db OUTDIR  write msprobe's monitor_data.trend.db (as data2db does)\n"
     "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
     "  settings           msmon's own settings file: what applies, and what in it is wrong\n"
+    "  docs DIR           write msmon's man page and bash/zsh completions into DIR\n"
     "\n"
     "  --version          msmon's version, the commit it was built from and the build date\n";
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
         if (cmd == "config") return msmon::run_config_command(argc, argv);
         if (cmd == "export") return msmon::run_export_command(argc, argv);
         if (cmd == "settings") return msmon::run_settings_command(argc, argv);
+        if (cmd == "docs") return msmon::run_docs_command(argc, argv);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon %s: %s\n", msmon::escape_for_terminal(cmd).c_str(),
                      msmon::escape_for_terminal(e.what()).c_str());

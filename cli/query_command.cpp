@@ -421,4 +421,8 @@ int run_query_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& query_command_spec() {
+    return kQuerySpec;
+}
+
 }  // namespace msmon

@@ -64,4 +64,8 @@ int run_settings_command(int argc, char** argv) {
     return loaded.problems.empty() ? kExitOk : kExitFailure;
 }
 
+const CommandSpec& settings_command_spec() {
+    return kSettingsSpec;
+}
+
 }  // namespace msmon

@@ -254,4 +254,8 @@ int run_simulate_command(int argc, char** argv) {
     return kExitOk;
 }
 
+const CommandSpec& simulate_command_spec() {
+    return kSimulateSpec;
+}
+
 }  // namespace msmon

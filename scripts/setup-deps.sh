@@ -8,7 +8,7 @@ packages=(
   zlib1g-dev  # gzip bodies to and from ClickHouse
   libre2-dev  # patterns people type and the log parsers: linear time, no recursion
   libgtest-dev libgmock-dev libbenchmark-dev
-  tmux python3
+  tmux python3 zsh  # zsh: the generated zsh completions are checked
   clang-format  # scripts/check-source.sh: the formatting CI checks
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer (libclang_rt.fuzzer) and the sanitizers
 )

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/args/arg_parser.hpp"
+#include "core/args/command_docs.hpp"
 #include "core/config/msmon_settings.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
@@ -61,6 +62,7 @@ const CommandSpec kTuiSpec{
          "as text, exit"},
         {"--size", "WxH", "the snapshot's size (default 120x40)"},
         {"--version", "", "the version, the commit it was built from and the build date"},
+        {"--docs", "DIR", "write msmon-tui's man page and bash/zsh completions into DIR, and exit"},
     },
     0,
     1,
@@ -138,12 +140,34 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
 
 }  // namespace
 
+// --docs DIR: the man page and completions, from kTuiSpec (as --help is).
+int write_docs(const std::string& dir) {
+    ProgramDocs d;
+    d.program = "msmon-tui";
+    d.tagline = "monitor large-model training live in a terminal";
+    d.description =
+        "msmon-tui follows a training job's msprobe and MindFormers output live (inotify, or polling) and shows every "
+        "rank: per-rank sparklines, full charts, the anomaly table with drill-down to the rank, tensor and step, "
+        "checkpoint health, the layers of the model, and a safe editor for msprobe's dynamic monitor config. "
+        "Inside, ? lists the keys of the current view. msmon(1) is the same engine without the screen.";
+    d.commands = {&kTuiSpec};
+    d.version = build_info().version;
+    d.date = build_info().date;
+    std::string error;
+    if (!write_program_docs(d, dir, error)) {
+        std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
         if (std::string_view(argv[i]) == "--version") {
             std::printf("%s\n", version_line("msmon-tui").c_str());
             return 0;
         }
+    if (argc == 3 && std::string_view(argv[1]) == "--docs") return write_docs(argv[2]);
     LaunchOptions o;
     if (auto rc = parse_launch(argc, argv, o)) return *rc;
     init_logging("msmon-tui", false);

@@ -1,0 +1,61 @@
+// msmon docs DIR: writes msmon's man page and its bash and zsh completions from the commands' argument tables.
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "core/args/command_docs.hpp"
+#include "core/text/display_escape.hpp"
+#include "core/version/build_info.hpp"
+
+namespace msmon {
+
+namespace {
+
+const CommandSpec kDocsSpec{
+    "docs",
+    "DIR",
+    "Writes DIR/msmon.1 (the man page), DIR/msmon.bash and DIR/_msmon (bash and zsh completions), all from the\n"
+    "same tables as every command's --help. `cmake --install` installs them; msmon-tui --docs DIR writes its own.",
+    {},
+    1,
+    1,
+};
+
+}  // namespace
+
+const CommandSpec& docs_command_spec() {
+    return kDocsSpec;
+}
+
+int run_docs_command(int argc, char** argv) {
+    bool help = false;
+    std::string error;
+    const auto args = parse_args(kDocsSpec, argc, argv, 2, help, error);
+    if (help) {
+        std::fputs(render_help(kDocsSpec).c_str(), stdout);
+        return kExitOk;
+    }
+    if (!args) {
+        std::fprintf(stderr, "msmon docs: %s\n", escape_for_terminal(error).c_str());
+        return kExitUsage;
+    }
+    ProgramDocs d;
+    d.program = "msmon";
+    d.tagline = "monitor large-model training: msprobe and MindFormers output, headless";
+    d.description =
+        "msmon reads what msprobe's training monitor (TrainerMon) and MindSpore Transformers write for every rank "
+        "(per-rank CSV statistics of gradients, activations, optimizer state and weights, anomaly dumps, loss and "
+        "global-norm log lines, checkpoint health) into an SQLite store, finds anomalies, and answers queries. "
+        "msmon-tui(1) shows the same live in a terminal.";
+    d.commands = {&ingest_command_spec(),   &query_command_spec(),    &anomalies_command_spec(),
+                  &health_command_spec(),   &config_command_spec(),   &export_command_spec(),
+                  &simulate_command_spec(), &settings_command_spec(), &docs_command_spec()};
+    d.version = build_info().version;
+    d.date = build_info().date;
+    if (!write_program_docs(d, args->positional[0], error)) {
+        std::fprintf(stderr, "msmon docs: %s\n", escape_for_terminal(error).c_str());
+        return kExitFailure;
+    }
+    return kExitOk;
+}
+
+}  // namespace msmon
