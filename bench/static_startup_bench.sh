@@ -10,7 +10,7 @@ static=${2:-build-static-x86_64}
 repeats=${3:-21}
 work=$(mktemp -d "${TMPDIR:-/tmp}/msmon-startup-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-"$dynamic/msmon" simulate "$work/job" --ranks 4 --steps 400 --params 40 > /dev/null
+"$dynamic/msmon" simulate "$work/job" --ranks 4 --steps 400 --params 13 > /dev/null
 XDG_STATE_HOME="$work/state" "$dynamic/msmon" ingest "$work/job" --db "$work/store.db" --json > "$work/ingest.json"
 python3 - "$dynamic" "$static" "$repeats" "$work" <<'PY'
 import json, os, statistics, subprocess, sys, time

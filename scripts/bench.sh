@@ -15,6 +15,11 @@ fi
 bash bench/tui_live_bench.sh build 20
 bash bench/layout_scale_bench.sh build "${LAYOUT_RANKS:-4096}" "${LAYOUT_FILES_PER_RANK:-49}"
 bash bench/memory_bench.sh build "${MEMORY_RANKS:-2000}" "${MEMORY_FILES_PER_RANK:-100}"
+if [ -x build-static-x86_64/msmon ]; then  # scripts/package.sh builds it
+  bash bench/static_startup_bench.sh build build-static-x86_64 "${STARTUP_REPEATS:-21}"
+else
+  echo "no static build (scripts/package.sh makes build-static-x86_64): static startup benchmark skipped" >&2
+fi
 if command -v clickhouse-server >/dev/null 2>&1 || [ -x /usr/sbin/clickhouse-server ]; then
   bash bench/clickhouse_ship_bench.sh build
   bash bench/clickhouse_query_bench.sh build --ranks 128 --names 40 --steps 2000 --repeats "${REPEATS:-5}"
