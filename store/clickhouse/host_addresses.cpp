@@ -36,6 +36,22 @@ bool numeric_address(std::string text, int port, HostAddress& out) {
 
 }  // namespace
 
+std::vector<std::string> hosts_file_addresses(const std::string& text, const std::string& host) {
+    std::vector<std::string> out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line.substr(0, line.find('#')));
+        std::string address, name;
+        if (!(words >> address)) continue;
+        while (words >> name)
+            if (::strcasecmp(name.c_str(), host.c_str()) == 0) {
+                out.push_back(address);
+                break;
+            }
+    }
+    return out;
+}
+
 std::vector<HostAddress> resolve_host(const std::string& host, int port, std::string& error) {
     std::vector<HostAddress> out;
     if (HostAddress a; numeric_address(host, port, a)) {
@@ -43,19 +59,11 @@ std::vector<HostAddress> resolve_host(const std::string& host, int port, std::st
         return out;
     }
 #ifdef MSMON_NO_NSS
-    // /etc/hosts: "ADDRESS NAME [ALIAS...]", '#' to the end of a line is a comment.
-    std::ifstream hosts("/etc/hosts");
-    for (std::string line; std::getline(hosts, line);) {
-        line = line.substr(0, line.find('#'));
-        std::istringstream words(line);
-        std::string address, name;
-        if (!(words >> address)) continue;
-        while (words >> name)
-            if (::strcasecmp(name.c_str(), host.c_str()) == 0) {
-                if (HostAddress a; numeric_address(address, port, a)) out.push_back(a);
-                break;
-            }
-    }
+    std::ifstream file("/etc/hosts");
+    std::stringstream text;
+    text << file.rdbuf();
+    for (const std::string& address : hosts_file_addresses(text.str(), host))
+        if (HostAddress a; numeric_address(address, port, a)) out.push_back(a);
     if (out.empty() && ::strcasecmp(host.c_str(), "localhost") == 0) {
         HostAddress a;
         numeric_address("127.0.0.1", port, a);

@@ -18,4 +18,8 @@ struct HostAddress {
 // Empty with `error` set when the name resolves to nothing.
 std::vector<HostAddress> resolve_host(const std::string& host, int port, std::string& error);
 
+// The addresses an /etc/hosts text gives `host` ("ADDRESS NAME [ALIAS...]" lines, '#' comments, names compared
+// without case), in file order: what a static build resolves a name with.
+std::vector<std::string> hosts_file_addresses(const std::string& text, const std::string& host);
+
 }  // namespace msmon
