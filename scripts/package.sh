@@ -14,8 +14,7 @@ archs=${PACKAGE_ARCHS:-"x86_64 aarch64"}
 jobs=$(nproc)
 rm -rf dist
 mkdir -p dist
-launcher=()
-command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
 for arch in $archs; do
   case "$arch" in
     x86_64) debarch=amd64 toolchain=() ;;
@@ -24,7 +23,7 @@ for arch in $archs; do
   esac
   build="build-static-$arch"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMSMON_STATIC=ON -DMSMON_BUILD_TESTS=OFF \
-    -DMSMON_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr "${toolchain[@]}" "${launcher[@]}" > /dev/null
+    -DMSMON_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr "${toolchain[@]}" > /dev/null
   cmake --build "$build" -j"$jobs"
   # The .deb's tree: what `cmake --install` puts under /usr, stripped.
   deb_root="dist/deb-$arch"

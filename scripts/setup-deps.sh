@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache  # ccache: CI rebuilds the same sources in five trees, run after run
   libsqlite3-dev sqlite3 libncurses-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   zlib1g-dev  # gzip bodies to and from ClickHouse
   libre2-dev  # patterns people type and the log parsers: linear time, no recursion

@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "core/text/number_text.hpp"
 #include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
+#include "tui/idle_report.hpp"
 #include "tui/launch_options.hpp"
 #include "tui/notification.hpp"
 #include "tui/terminal.hpp"
@@ -69,6 +71,9 @@ public:
     }
     // A new incident waits to settle: read again soon even when nothing else changes.
     bool pending() const { return news_.pending(); }
+    std::optional<NewIncidents::Clock::time_point> next_due() const { return news_.next_due(); }
+    // Notifications written to the terminal so far.
+    std::uint64_t notified() const { return notified_; }
 
     // After a collect: `live` once the backlog is read. Returns what the status line says of the newest incident
     // announced ("nan in grad_reduced at step 30, rank 1"), or "".
@@ -89,7 +94,10 @@ public:
             const Incident& inc = set->incidents[i];
             const std::string headline = incident_headline(set->anomalies, inc);
             spdlog::info("new incident: {}", headline);
-            if (target_.bell || target_.desktop) term.write_raw(notification_bytes(headline, target_));
+            if (target_.bell || target_.desktop) {
+                term.write_raw(notification_bytes(headline, target_));
+                ++notified_;
+            }
             if (hook_) hook_->submit(incident_hook_event(set->anomalies, inc, jobs_));
             const AnomalyRecord& o = set->anomalies[inc.origin];
             last = escape_for_display(origin_value_text(o) + " in " + o.kind, 48) + " at step " +
@@ -104,8 +112,26 @@ private:
     std::unique_ptr<HookRunner> hook_;
     NewIncidents news_{kIncidentSettle};
     std::uint64_t generation_ = 0;
+    std::uint64_t notified_ = 0;
     bool was_live_ = false;
 };
+
+// What ingest has caught up to, for the idle report: every change made before `seen` was in the store once
+// `batches` batches were committed.
+struct QuietPoint {
+    std::mutex mu;
+    IdleReport::Clock::time_point seen{};
+    std::uint64_t batches = 0;
+};
+
+int new_eventfd_or(bool wanted) {
+    return wanted ? ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+}
+
+void wake_fd(int fd) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+}
 
 }  // namespace
 
@@ -126,6 +152,12 @@ int run_live(const LaunchOptions& o) {
         return 1;
     }
     if (!terminfo_note.empty()) spdlog::warn("{}", terminfo_note);
+    std::string report_error;
+    const std::unique_ptr<IdleReport> report = IdleReport::from_environment(report_error);
+    if (!report_error.empty()) {
+        std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(report_error).c_str());
+        return 1;
+    }
     IngestOptions io;
     io.roots = {o.dir};
     io.follow = true;
@@ -143,6 +175,9 @@ int run_live(const LaunchOptions& o) {
     }
     const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     g_wake_fd = wake;
+    // Ingest's quiet points wake the loop only to be reported (tests only): no reload.
+    const int quiet = new_eventfd_or(report && session);
+    QuietPoint quiet_point;
     struct sigaction sa {};
     sa.sa_handler = on_quit_signal;
     sigemptyset(&sa.sa_mask);
@@ -158,6 +193,15 @@ int run_live(const LaunchOptions& o) {
             std::uint64_t one = 1;
             [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
         };
+        if (quiet >= 0)
+            engine.on_quiet = [&quiet_point, &engine, quiet](IdleReport::Clock::time_point seen) {
+                {
+                    std::lock_guard lock(quiet_point.mu);
+                    quiet_point.seen = seen;
+                    quiet_point.batches = engine.counters().batches.load();
+                }
+                wake_fd(quiet);
+            };
         engine.on_caught_up = [wake] {
             std::uint64_t one = 1;
             [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
@@ -199,6 +243,7 @@ int run_live(const LaunchOptions& o) {
         if (engine_thread.joinable()) engine_thread.join();
         g_wake_fd = -1;
         ::close(wake);
+        if (quiet >= 0) ::close(quiet);
         return 1;
     }
     App app(std::move(reader), o.config_path);
@@ -221,10 +266,26 @@ int run_live(const LaunchOptions& o) {
         bool reload = true, redraw = true, running = true, announced_once = false;
         std::string incident_notice;
         Clock::time_point incident_notice_until{};
+        std::uint64_t collected_batches = 0;  // batches committed before the last collect began
+        Clock::time_point ingest_drawn{};     // the latest quiet point the screen shows
+        // The idle report's state: everything that can still change the screen with no key and no new file.
+        const auto idle_state = [&](Clock::time_point now) {
+            IdleReport::State s;
+            if (session) {
+                std::lock_guard lock(quiet_point.mu);
+                if (quiet_point.batches <= collected_batches) ingest_drawn = std::max(ingest_drawn, quiet_point.seen);
+                s.ingest_seen = ingest_drawn;
+            }
+            s.settle_due = announcer.next_due();
+            if (now < incident_notice_until) s.notice_until = incident_notice_until;
+            s.notified = announcer.notified();
+            return s;
+        };
         while (running) {
             const auto now = Clock::now();
             if ((reload || redraw) && now - last_frame >= frame) {
                 if (reload) {
+                    if (session) collected_batches = session->engine().counters().batches.load();
                     collect_safely(app, store_failure);
                     // Not ingesting here (another msmon writes the store, or ClickHouse): what the first read
                     // found is the backlog.
@@ -263,6 +324,7 @@ int run_live(const LaunchOptions& o) {
                 ScreenBuffer buf(term.width(), term.height());
                 app.compose(buf, term.glyphs());
                 term.present(buf);
+                if (report) report->frame(now);
                 last_frame = now;
                 reload = redraw = false;
                 if (app.visible_view_wants_reload()) reload = true;  // drawn on a new size: read for it next frame
@@ -277,14 +339,30 @@ int run_live(const LaunchOptions& o) {
             // The Config tab watches its file (the trainer's write-back): re-read it every second.
             const bool watch_files = app.visible_view_watches_files();
             const int idle_ms = session && !watch_files ? 2000 : 1000;
-            if (timeout < 0) timeout = idle_ms;
-            pollfd fds[2] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}};
-            const int ready = ::poll(fds, 2, timeout);
+            const bool idle = timeout < 0;
+            // The idle tick counts from the last frame: a wake-up that draws nothing does not put it off.
+            Clock::time_point tick = last_frame + std::chrono::milliseconds(idle_ms);
+            if (idle) {
+                // An incident waiting to settle is looked at again when it is due.
+                if (const auto due = announcer.next_due()) tick = std::min(tick, *due + std::chrono::milliseconds(1));
+                timeout = static_cast<int>(std::clamp<long long>(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(tick - Clock::now()).count(), 0, idle_ms));
+                if (report) {
+                    term.write_raw(report->terminal_marker());
+                    report->idle(idle_state(Clock::now()), Clock::now());
+                }
+            }
+            pollfd fds[3] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}, {quiet, POLLIN, 0}};
+            ::poll(fds, 3, timeout);
             // The terminal went away (the SSH connection dropped, the tmux pane was killed) without a SIGHUP
             // reaching us: nothing more can be read or shown.
             if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break;
-            if (ready == 0 && timeout == idle_ms)
+            if (idle && Clock::now() >= tick)
                 (session && !watch_files && !announcer.pending() ? redraw : reload) = true;
+            if (fds[2].revents & POLLIN) {
+                std::uint64_t v;
+                [[maybe_unused]] auto n = ::read(quiet, &v, sizeof v);
+            }
             if (fds[1].revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);
@@ -292,17 +370,23 @@ int run_live(const LaunchOptions& o) {
             }
             if (g_quit.load()) break;
             MouseEvent mouse;
-            for (int key; (key = term.read_key(mouse)) != kKeyNone;)
+            for (int key; (key = term.read_key(mouse)) != kKeyNone;) {
+                if (report && key == IdleReport::kSyncKey) {
+                    report->sync_key();
+                    continue;
+                }
                 if (!app.handle_key(key, mouse.x, mouse.y, reload, redraw)) {
                     running = false;
                     break;
                 }
+            }
         }
     }
     if (session) session->engine().stop();
     if (engine_thread.joinable()) engine_thread.join();
     g_wake_fd = -1;
     ::close(wake);
+    if (quiet >= 0) ::close(quiet);
     return 0;
 }
 

@@ -32,6 +32,14 @@ void NewIncidents::prime(const std::vector<AnomalyRecord>& anomalies) {
         if (a.score >= kIncidentScore) seen_.insert(anomaly_identity(a));
 }
 
+std::optional<NewIncidents::Clock::time_point> NewIncidents::next_due() const {
+    std::optional<Clock::time_point> first;
+    for (const auto& [_, seen] : pending_)
+        if (!first || seen < *first) first = seen;
+    if (first) *first += settle_;
+    return first;
+}
+
 std::vector<std::size_t> NewIncidents::take(const std::vector<AnomalyRecord>& anomalies,
                                             const std::vector<Incident>& incidents, Clock::time_point now) {
     std::vector<std::size_t> fresh;

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +34,8 @@ public:
     std::size_t announced() const { return seen_.size(); }
     // New incidents wait to settle: call take() again after a while even if nothing else changed.
     bool pending() const { return !pending_.empty(); }
+    // When the first incident waiting to settle may be announced; nullopt when none waits.
+    std::optional<Clock::time_point> next_due() const;
 
 private:
     Clock::duration settle_;

@@ -798,6 +798,10 @@ struct IngestEngine::Impl {
                 caught_up.store(true);
                 if (owner.on_caught_up) owner.on_caught_up();
             }
+            if (owner.on_quiet && options.follow && caught_up.load() && dirty.empty()) {
+                committer->wait_committed();
+                owner.on_quiet(watcher->seen_until());
+            }
             changes.clear();
             bool rescan = false;
             watcher->wait(wait_ms(), changes, rescan);

@@ -55,6 +55,11 @@ public:
     // Called once on the reader thread when every file there was when run() began has been read and committed:
     // from then on, what is committed was written while msmon watched.
     std::function<void()> on_caught_up;
+    // Optional, for tests waiting on the program: called on the reader thread while following, once caught up,
+    // each time it is about to wait for changes with nothing left to read or commit. Every file change made
+    // before `seen` has then been read and committed (the stamp lags by one wait: a change that woke the
+    // reader is covered by the next call).
+    std::function<void(std::chrono::steady_clock::time_point seen)> on_quiet;
     // Things the user should see (fallback to polling, commit failures, ...). Called from either thread.
     std::function<void(const std::string&)> on_notice;
 

@@ -1,6 +1,7 @@
 // Tells the engine which paths changed under the folders it watches: inotify or polling, one interface.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ public:
     virtual void wait(int timeout_ms, std::vector<PathChange>& out, bool& rescan) = 0;
     // Interrupts wait() from another thread or a signal handler context (async-signal-safe write).
     virtual void wake() = 0;
+    // Every change made before this time has been reported by a wait() that returned.
+    virtual std::chrono::steady_clock::time_point seen_until() const = 0;
     virtual const char* mode() const = 0;
 };
 

@@ -46,6 +46,8 @@ public:
     }
 
     void wait(int timeout_ms, std::vector<PathChange>& out, bool& rescan) override {
+        // The queue is read until it is empty: an event queued before this call is reported by it.
+        seen_until_ = std::chrono::steady_clock::now();
         pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_.fd(), POLLIN, 0}};
         int n = ::poll(fds, 2, timeout_ms);
         if (n <= 0) return;
@@ -83,9 +85,11 @@ public:
 
     void wake() override { wake_.signal(); }
     const char* mode() const override { return "inotify"; }
+    std::chrono::steady_clock::time_point seen_until() const override { return seen_until_; }
 
 private:
     int fd_;
+    std::chrono::steady_clock::time_point seen_until_{};
     WakeFd wake_;
     std::unordered_map<int, std::string> dirs_;
     std::unordered_map<std::string, int> wds_;

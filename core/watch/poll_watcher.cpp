@@ -112,6 +112,8 @@ public:
         last_scan_ = clock::now();
         scan(out);
     }
+    // A scan sees what was written before it began.
+    std::chrono::steady_clock::time_point seen_until() const override { return last_scan_; }
 
     void wake() override { wake_.signal(); }
     const char* mode() const override { return "polling"; }

@@ -98,6 +98,7 @@ TEST(TerminalSafety, hostile_names_are_escaped_in_every_view_and_in_cli_tables) 
     if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed: live terminal bytes not checked";
     // Live: every byte msmon-tui writes to the terminal, while the user walks through every tab and filters.
     const std::string raw = tmp / "terminal.bytes";
+    // The shell's sleep paces the start: the recording begins before the program's first byte.
     TmuxSession t(
         "sleep 0.5; " + program("msmon-tui") + " " + job + " --db " + (tmp / "store.db"), 160, 50,
         {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"TERM", "xterm-256color"}, {"XDG_STATE_HOME", tmp / "state"}});
@@ -105,15 +106,20 @@ TEST(TerminalSafety, hostile_names_are_escaped_in_every_view_and_in_cli_tables) 
     ASSERT_FALSE(t.wait_for("Overview", milliseconds(8000)).empty()) << t.capture();
     for (const char* key : {"2", "3", "4", "5", "1"}) {
         t.send_keys(key, true);
-        std::this_thread::sleep_for(milliseconds(300));
+        ASSERT_TRUE(t.settle()) << t.last_wait_error();  // each tab drawn before the next
     }
     t.send_keys("3", true);
     ASSERT_FALSE(t.wait_for("evil.weight", milliseconds(3000)).empty()) << t.capture();
     t.send_keys("Enter");  // drill into the chart of a hostile name
-    std::this_thread::sleep_for(milliseconds(500));
+    ASSERT_TRUE(t.settle()) << t.last_wait_error();
     t.send_keys("q", true);
-    std::this_thread::sleep_for(milliseconds(300));
-    const std::string bytes = read_file(raw);
+    ASSERT_TRUE(t.wait_exit()) << "msmon-tui did not exit on q";
+    // The recording ends with the terminal given back (the alternate screen left) once tmux has passed it on.
+    ASSERT_GE(
+        wait_until([&] { return read_file(raw).find("\x1b[?1049l") != std::string::npos; }, milliseconds(5000)).count(),
+        0)
+        << visible(read_file(raw).substr(read_file(raw).size() > 200 ? read_file(raw).size() - 200 : 0));
+    const std::string bytes = without_sync_markers(read_file(raw));
     ASSERT_GT(bytes.size(), 1000u) << "nothing was recorded";
     EXPECT_NE(bytes.find("evil.weight"), std::string::npos);
     EXPECT_EQ(raw_payload_in(bytes), "") << "a raw payload reached the terminal";

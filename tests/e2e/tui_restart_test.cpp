@@ -32,11 +32,9 @@ protected:
 TEST_F(TuiRestart, the_chart_shows_two_segments_and_health_lists_the_restart) {
     if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
     TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db"), 200, 40, tmux_env(tmp));
-    const auto caught_up = [](const std::string& s) {
-        const auto lines = lines_of(s);
-        return !lines.empty() && lines.back().find("steps 0-59") != std::string::npos;
-    };
-    ASSERT_TRUE(caught_up(t.screen_when(caught_up, milliseconds(30000)))) << t.capture();
+    // Caught up: msprobe's steps 0-59 and MindFormers' log, whose steps count from 1, to 60.
+    ASSERT_TRUE(t.settle()) << t.last_wait_error() << "\n" << t.capture();
+    ASSERT_NE(lines_of(t.capture()).back().find("steps 0-60"), std::string::npos) << t.capture();
 
     // Chart: grad_reduced norm of rank 0; the title says what was trained again.
     t.send_keys("2", true);
@@ -74,13 +72,7 @@ TEST_F(TuiRestart, the_chart_shows_two_segments_and_health_lists_the_restart) {
     ASSERT_NE(screen.find("rank 0: no values"), std::string::npos) << screen;
     for (int press = 0; press < 3 && screen.find("\nrank 3 ") == std::string::npos; ++press) {
         t.send_keys("r", true);
-        screen = t.screen_when(
-            [](const std::string& s) {
-                return s.find("\nrank 2 ") != std::string::npos || s.find("\nrank 3 ") != std::string::npos;
-            },
-            milliseconds(10000));
-        std::this_thread::sleep_for(milliseconds(300));
-        screen = t.capture();
+        screen = t.settled();
     }
     ASSERT_NE(screen.find("\nrank 3 "), std::string::npos) << screen;
     screen = t.screen_when(

@@ -1,10 +1,15 @@
 // tmux through popen: a private socket per session (-L) so tests never touch the user's tmux.
 #include "tests/support/tmux_session.hpp"
 
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -35,20 +40,158 @@ bool TmuxSession::available() {
     return std::system("command -v tmux >/dev/null 2>&1") == 0;
 }
 
+std::chrono::milliseconds TmuxSession::exit_limit() {
+#ifdef MSMON_SANITIZED
+    return std::chrono::milliseconds(20000);
+#else
+    return std::chrono::milliseconds(5000);
+#endif
+}
+
+std::chrono::milliseconds TmuxSession::settle_limit() {
+#ifdef MSMON_SANITIZED
+    return std::chrono::milliseconds(90000);
+#else
+    return std::chrono::milliseconds(30000);
+#endif
+}
+
 TmuxSession::TmuxSession(const std::string& command, int width, int height,
                          const std::map<std::string, std::string>& env) {
     static int counter = 0;
     socket_ = "msmon-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    std::map<std::string, std::string> all = env;
+    if (command.find("msmon-tui") != std::string::npos) {
+        // The program's report goes to a folder of the session's own (ProgramReport watches the folder).
+        std::string tmpl = (std::filesystem::temp_directory_path() / "msmon-tmux-XXXXXX").string();
+        if (::mkdtemp(tmpl.data())) {
+            report_dir_ = tmpl;
+            report_ = std::make_unique<ProgramReport>(report_dir_ + "/events");
+            all["MSMON_TUI_EVENTS"] = report_->path();
+        }
+    }
     std::string env_prefix = "env";
-    for (const auto& [k, v] : env) env_prefix += " " + k + "=" + shell_quote(v);
+    for (const auto& [k, v] : all) env_prefix += " " + k + "=" + shell_quote(v);
     tmux("-f /dev/null new-session -d -x " + std::to_string(width) + " -y " + std::to_string(height) + " " +
          shell_quote(env_prefix + " sh -c " + shell_quote(command)));
     tmux("set-option -g status off");
     tmux("set-option -g remain-on-exit on");
+    pane_pid_ = std::atol(tmux("display-message -p -t 0 '#{pane_pid}'").c_str());
+}
+
+namespace {
+
+// The processes of a process group that have not exited (zombies are exited).
+std::vector<long> live_members(long pgid) {
+    std::vector<long> out;
+    DIR* d = ::opendir("/proc");
+    if (!d) return out;
+    while (dirent* e = ::readdir(d)) {
+        const long pid = std::atol(e->d_name);
+        if (pid <= 0) continue;
+        std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+        std::string stat;
+        std::getline(in, stat);
+        const auto close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(stat.substr(close + 2));
+        char state = 0;
+        long ppid = 0, pgrp = 0;
+        rest >> state >> ppid >> pgrp;
+        if (pgrp == pgid && state != 'Z' && state != 'X') out.push_back(pid);
+    }
+    ::closedir(d);
+    return out;
+}
+
+}  // namespace
+
+void TmuxSession::end_program() {
+    if (pane_pid_ <= 0) return;
+    // tmux made the pane's shell the leader of its own process group; the program runs in it.
+    if (live_members(pane_pid_).empty()) return;
+    ::kill(static_cast<pid_t>(-pane_pid_), SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + exit_limit();
+    while (!live_members(pane_pid_).empty()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            std::string stuck;
+            for (long pid : live_members(pane_pid_)) {
+                std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+                std::string argv0;
+                std::getline(cmd, argv0, '\0');
+                stuck += " " + std::to_string(pid) + " (" + argv0 + ")";
+            }
+            ::kill(static_cast<pid_t>(-pane_pid_), SIGKILL);
+            ADD_FAILURE() << "the program in tmux did not exit within " << exit_limit().count()
+                          << " ms of SIGTERM; killed:" << stuck;
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // paces the look at /proc
+    }
 }
 
 TmuxSession::~TmuxSession() {
+    end_program();
     tmux("kill-server");
+    if (!report_dir_.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(report_dir_, ec);
+    }
+}
+
+std::string TmuxSession::settled(Wait what) const {
+    if (!settle(what)) ADD_FAILURE() << wait_error_;
+    return capture();
+}
+
+std::string TmuxSession::settled_styled(Wait what) const {
+    if (!settle(what)) ADD_FAILURE() << wait_error_;
+    return capture_styled();
+}
+
+std::optional<IdlePoint> TmuxSession::idle_point() const {
+    return report_ ? report_->last_idle() : std::nullopt;
+}
+
+bool TmuxSession::terminal_shows_sync(std::uint64_t sync, std::chrono::steady_clock::time_point deadline) const {
+    const std::string want = "msmon-sync-";
+    while (true) {
+        const std::string title = tmux("display-message -p -t 0 '#{pane_title}'");
+        if (title.rfind(want, 0) == 0 && std::strtoull(title.c_str() + want.size(), nullptr, 10) >= sync) return true;
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // paces the look: tmux reads the pty soon
+    }
+}
+
+bool TmuxSession::settle(Wait what, std::chrono::milliseconds timeout) const {
+    if (!report_) return true;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + timeout;
+    const long long since = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
+    tmux("send-keys -t 0 C-]");
+    const std::uint64_t k = ++syncs_sent_;
+    const auto ok = [&](const IdlePoint& p) {
+        return p.sync >= k && (p.ingest == -1 || p.ingest >= since) && (what == Wait::input || p.settle == -1);
+    };
+    while (true) {
+        // In slices: a program that exited writes nothing more, and its last screen is what there is.
+        const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
+        if (report_->wait_idle(ok, slice)) {
+            if (terminal_shows_sync(k, deadline)) return true;
+            wait_error_ =
+                "msmon-tui was idle after sync " + std::to_string(k) + " but the terminal's title never showed it";
+            return false;
+        }
+        if (!alive()) return true;
+        if (std::chrono::steady_clock::now() >= deadline) break;
+    }
+    const auto last = report_->last_idle();
+    wait_error_ = "msmon-tui did not settle within " + std::to_string(timeout.count()) + " ms (sync " +
+                  std::to_string(k) + ", files since " + std::to_string(since) + "); its last idle point: " +
+                  (last ? "sync " + std::to_string(last->sync) + " ingest " + std::to_string(last->ingest) +
+                              " settle " + std::to_string(last->settle)
+                        : std::string(report_->started() ? "none" : "it never opened its report"));
+    return false;
 }
 
 std::string TmuxSession::tmux(const std::string& args) const {
@@ -144,6 +287,30 @@ std::string plain_text(const std::string& styled) {
     return out;
 }
 
+bool TmuxSession::wait_exit(std::chrono::milliseconds timeout) const {
+    if (pane_pid_ <= 0) return !alive();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!live_members(pane_pid_).empty()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // paces the look at /proc
+    }
+    return true;
+}
+
+std::string without_sync_markers(const std::string& bytes) {
+    static const std::string open = "\x1b]2;msmon-sync-", close = "\x1b\\";
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at; (at = bytes.find(open, from)) != std::string::npos;) {
+        const std::size_t end = bytes.find(close, at);
+        if (end == std::string::npos) break;
+        out.append(bytes, from, at - from);
+        from = end + close.size();
+    }
+    out.append(bytes, from);
+    return out;
+}
+
 bool TmuxSession::alive() const {
     return tmux("display-message -p -t 0 '#{pane_dead}'").find('0') != std::string::npos;
 }
@@ -157,6 +324,18 @@ std::string TmuxSession::screen_when(const std::function<bool(const std::string&
                                      std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string screen;
+    if (report_) {
+        // Settled, the screen is whole; if it is not yet what the test waits for, each new frame is looked at.
+        while (true) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (!settle(Wait::input, std::max(left, std::chrono::milliseconds(0)))) return capture();
+            const std::uint64_t frames = report_->frames();
+            screen = capture();
+            if (ok(screen) || !alive() || std::chrono::steady_clock::now() >= deadline) return screen;
+            report_->wait_frame_after(frames, deadline);
+        }
+    }
     while (std::chrono::steady_clock::now() < deadline) {
         screen = capture();
         if (ok(screen)) {

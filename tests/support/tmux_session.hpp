@@ -1,13 +1,18 @@
 // Drives a real terminal: a program in a private tmux server, keys in with send-keys, the screen out with
-// capture-pane.
+// capture-pane. When the program is msmon-tui, the session waits on the program itself: msmon-tui reports its
+// frames and idle points to a file (tui/idle_report.hpp), and settle() returns once every key sent and every
+// file written before it has been handled and drawn.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tests/support/program_report.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -16,8 +21,30 @@ class TmuxSession {
 public:
     // Starts `command` (a shell command line) in a width×height pane with the given environment.
     TmuxSession(const std::string& command, int width, int height, const std::map<std::string, std::string>& env);
-    ~TmuxSession();  // kills the private server
+    // Ends the program (SIGTERM to its process group) and waits for every process of the pane to exit; one still
+    // there after exit_limit() is killed, and the test fails. Then kills the private server.
+    ~TmuxSession();
     static bool available();
+    // How long a program may take to exit once asked (longer under the sanitizers, whose exit checks are slow).
+    static std::chrono::milliseconds exit_limit();
+
+    // What settle() waits for, beyond the keys and files.
+    enum class Wait {
+        input,   // every key sent and every file change made before the call is handled and drawn
+        timers,  // that, and no new incident waiting to settle (its announcement made)
+    };
+    // Waits on the program (msmon-tui only; any other program: returns true at once): true once it is idle as
+    // `what` says and the terminal shows its last frame; false after `timeout`, the reason in last_wait_error().
+    bool settle(Wait what = Wait::input, std::chrono::milliseconds timeout = settle_limit()) const;
+    static std::chrono::milliseconds settle_limit();
+    // settle(), then the screen: what a "nothing else happened" check reads. A program that does not settle is a
+    // test failure, with the reason.
+    std::string settled(Wait what = Wait::input) const;
+    // The same screen with its attributes (capture_styled()).
+    std::string settled_styled(Wait what = Wait::input) const;
+    // The program's newest idle point (settle() reads it), if it reports them.
+    std::optional<IdlePoint> idle_point() const;
+    const std::string& last_wait_error() const { return wait_error_; }
 
     void send_keys(const std::string& keys, bool literal = false);
     void resize(int width, int height);
@@ -26,21 +53,30 @@ public:
     // The visible screen with its attributes as SGR escape sequences (capture-pane -e): what plain text
     // cannot show, such as which row is highlighted (reverse video) or which series are drawn faint (dim).
     std::string capture_styled() const;
-    // Waits until the screen contains `text`; returns the screen, or "" on timeout. The screen returned is
-    // one that held still for a moment where possible: tmux can show half of a frame (a line redrawn, the
-    // rest not yet).
+    // Waits until the screen contains `text`; returns the screen, or "" on timeout. With msmon-tui, the screen
+    // is checked once the program has settled and then at each frame it draws; another program's screen is
+    // looked at every 30 ms and returned once it held still (tmux can show half of a frame).
     std::string wait_for(const std::string& text, std::chrono::milliseconds timeout) const;
-    // The same for any condition on the screen: the first screen on which `ok` holds, once it held still (or
-    // the last one on which `ok` holds while it did not); on timeout, the last screen seen, for the failure
-    // message.
+    // The same for any condition on the screen: the first screen on which `ok` holds; on timeout, the last screen
+    // seen, for the failure message.
     std::string screen_when(const std::function<bool(const std::string&)>& ok, std::chrono::milliseconds timeout) const;
     bool alive() const;
+    // Waits until every process of the pane has exited (the program quit); false after `timeout`.
+    bool wait_exit(std::chrono::milliseconds timeout = exit_limit()) const;
     // Appends every byte the program writes to the terminal to `path` (tmux pipe-pane), from now on.
     void record_output(const std::string& path);
 
 private:
     std::string tmux(const std::string& args) const;
+    // Waits until tmux has processed what the program wrote up to its title marker for `sync`.
+    bool terminal_shows_sync(std::uint64_t sync, std::chrono::steady_clock::time_point deadline) const;
+    void end_program();
     std::string socket_;
+    std::string report_dir_;                 // the program's report file's folder (msmon-tui), else empty
+    std::unique_ptr<ProgramReport> report_;  // null: the program is not msmon-tui
+    mutable std::uint64_t syncs_sent_ = 0;
+    mutable std::string wait_error_;
+    long pane_pid_ = -1;
 };
 
 // SGR attributes as capture_styled() reports them.
@@ -52,6 +88,9 @@ std::vector<std::vector<std::string>> styled_runs(const std::string& styled_scre
 
 // A capture_styled() screen as plain text (the escape sequences removed).
 std::string plain_text(const std::string& styled);
+
+// Terminal bytes (record_output()) without the title sequences that mark msmon-tui's sync points for a test.
+std::string without_sync_markers(const std::string& bytes);
 
 // A screen's lines (capture() joins them with '\n').
 std::vector<std::string> lines_of(const std::string& screen);
