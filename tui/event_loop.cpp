@@ -121,6 +121,7 @@ private:
 struct QuietPoint {
     std::mutex mu;
     IdleReport::Clock::time_point seen{};
+    std::optional<IdleReport::Clock::time_point> held_until;
     std::uint64_t batches = 0;
 };
 
@@ -194,10 +195,12 @@ int run_live(const LaunchOptions& o) {
             [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
         };
         if (quiet >= 0)
-            engine.on_quiet = [&quiet_point, &engine, quiet](IdleReport::Clock::time_point seen) {
+            engine.on_quiet = [&quiet_point, &engine, quiet](IdleReport::Clock::time_point seen,
+                                                             std::optional<IdleReport::Clock::time_point> held) {
                 {
                     std::lock_guard lock(quiet_point.mu);
                     quiet_point.seen = seen;
+                    quiet_point.held_until = held;
                     quiet_point.batches = engine.counters().batches.load();
                 }
                 wake_fd(quiet);
@@ -266,15 +269,20 @@ int run_live(const LaunchOptions& o) {
         bool reload = true, redraw = true, running = true, announced_once = false;
         std::string incident_notice;
         Clock::time_point incident_notice_until{};
-        std::uint64_t collected_batches = 0;  // batches committed before the last collect began
-        Clock::time_point ingest_drawn{};     // the latest quiet point the screen shows
+        std::uint64_t collected_batches = 0;          // batches committed before the last collect began
+        Clock::time_point ingest_drawn{};             // the latest quiet point the screen shows
+        std::optional<Clock::time_point> held_drawn;  // findings ingest held at that point
         // The idle report's state: everything that can still change the screen with no key and no new file.
         const auto idle_state = [&](Clock::time_point now) {
             IdleReport::State s;
             if (session) {
                 std::lock_guard lock(quiet_point.mu);
-                if (quiet_point.batches <= collected_batches) ingest_drawn = std::max(ingest_drawn, quiet_point.seen);
+                if (quiet_point.batches <= collected_batches) {
+                    ingest_drawn = std::max(ingest_drawn, quiet_point.seen);
+                    held_drawn = quiet_point.held_until;
+                }
                 s.ingest_seen = ingest_drawn;
+                s.held_until = held_drawn;
             }
             s.settle_due = announcer.next_due();
             if (now < incident_notice_until) s.notice_until = incident_notice_until;

@@ -51,8 +51,9 @@ void IdleReport::frame(Clock::time_point now) {
 
 void IdleReport::idle(const State& s, Clock::time_point now) {
     std::string body = "frames=" + std::to_string(frames_) + " sync=" + std::to_string(syncs_) +
-                       " ingest=" + ns_text(s.ingest_seen) + " settle=" + ns_text(s.settle_due) +
-                       " notice=" + ns_text(s.notice_until) + " notified=" + std::to_string(s.notified);
+                       " ingest=" + ns_text(s.ingest_seen) + " held=" + ns_text(s.held_until) +
+                       " settle=" + ns_text(s.settle_due) + " notice=" + ns_text(s.notice_until) +
+                       " notified=" + std::to_string(s.notified);
     if (body == last_idle_) return;
     write_line("idle t=" + ns_text(now) + " " + body + "\n");
     last_idle_ = std::move(body);

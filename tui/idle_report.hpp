@@ -3,10 +3,11 @@
 // when its next timer is due. Tests wait on these lines instead of sleeping (tests/support/tmux_session.hpp).
 // One line each, appended:
 //   frame N t=NS
-//   idle t=NS frames=N sync=K ingest=NS|- settle=NS|- notice=NS|- notified=M
+//   idle t=NS frames=N sync=K ingest=NS|- held=NS|- settle=NS|- notice=NS|- notified=M
 // Times are the monotonic clock in nanoseconds (std::chrono::steady_clock, the tests' clock too).
 //   sync:     how many sync keys (Ctrl-], bound to nothing) were read; every key sent before them was handled
 //   ingest:   every file change made before this time is read, committed and drawn; "-" when not ingesting
+//   held:     ingest holds findings for a rank's next step until then (then stores them); "-" when it holds none
 //   settle:   a new incident waits to settle until then, and is announced after it; "-" when none waits
 //   notice:   the status line shows "new incident: ..." until then; "-" when it shows none
 //   notified: notifications (bell, OSC 9/777) written to the terminal so far
@@ -37,6 +38,7 @@ public:
 
     struct State {
         std::optional<Clock::time_point> ingest_seen;
+        std::optional<Clock::time_point> held_until;
         std::optional<Clock::time_point> settle_due;
         std::optional<Clock::time_point> notice_until;
         std::uint64_t notified = 0;

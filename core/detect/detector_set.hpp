@@ -31,6 +31,8 @@ public:
     void observe(RecordBatch& batch);
     // Between reads in follow mode: cross-rank groups that became complete, ranks that stopped.
     void on_idle(Clock::time_point now, RecordBatch& batch);
+    // When on_idle() will next emit findings held for a rank's next step; nullopt when none are held.
+    std::optional<Clock::time_point> next_due() const { return fold_.next_due(options_.fold_max_wait); }
     // End of a run: evaluate every pending cross-rank group.
     void finish(RecordBatch& batch);
     // Blocks until every batch observed so far is committed (cross-rank values read back from the store).

@@ -67,6 +67,15 @@ void FindingFold::emit_waiting(std::chrono::steady_clock::time_point now, std::c
     }
 }
 
+std::optional<std::chrono::steady_clock::time_point> FindingFold::next_due(
+    std::chrono::steady_clock::duration max_wait) const {
+    std::optional<std::chrono::steady_clock::time_point> first;
+    for (const auto& [_, g] : groups_)
+        if (!first || g.since < *first) first = g.since;
+    if (first) *first += max_wait;
+    return first;
+}
+
 bool FindingFold::take_changed() {
     const bool c = changed_;
     changed_ = false;

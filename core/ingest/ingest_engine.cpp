@@ -800,7 +800,7 @@ struct IngestEngine::Impl {
             }
             if (owner.on_quiet && options.follow && caught_up.load() && dirty.empty()) {
                 committer->wait_committed();
-                owner.on_quiet(watcher->seen_until());
+                owner.on_quiet(watcher->seen_until(), detectors->next_due());
             }
             changes.clear();
             bool rescan = false;

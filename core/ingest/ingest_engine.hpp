@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,11 @@ public:
     // Optional, for tests waiting on the program: called on the reader thread while following, once caught up,
     // each time it is about to wait for changes with nothing left to read or commit. Every file change made
     // before `seen` has then been read and committed (the stamp lags by one wait: a change that woke the
-    // reader is covered by the next call).
-    std::function<void(std::chrono::steady_clock::time_point seen)> on_quiet;
+    // reader is covered by the next call). `held_until`: findings held for a rank's next step are emitted on
+    // their own then, if that step does not come first; nullopt when none are held.
+    std::function<void(std::chrono::steady_clock::time_point seen,
+                       std::optional<std::chrono::steady_clock::time_point> held_until)>
+        on_quiet;
     // Things the user should see (fallback to polling, commit failures, ...). Called from either thread.
     std::function<void(const std::string&)> on_notice;
 

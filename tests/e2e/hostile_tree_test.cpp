@@ -168,7 +168,7 @@ TEST(HostileTree, a_pattern_over_a_30_kb_name_neither_crashes_the_cli_nor_the_tu
         t.send_keys("/", true);
         t.send_keys(".*weight", true);
         t.send_keys("Enter");
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        ASSERT_TRUE(t.settle()) << t.last_wait_error();  // the filter applied before the next tab
     }
     t.send_keys("2", true);
     ASSERT_FALSE(t.wait_for("/.*weight/", std::chrono::milliseconds(3000)).empty()) << t.capture();
@@ -200,7 +200,12 @@ TEST(HostileTree, a_job_folder_removed_and_made_again_while_followed_is_read_aga
     };
     ASSERT_GE(wait_until([&] { return has("before.weight"); }, std::chrono::milliseconds(10000)).count(), 0);
     std::filesystem::remove_all(job);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The follower saw the folder go before it comes back (a relaunch script's rm -rf, then mkdir).
+    ASSERT_GE(wait_until([&] { return follow.err().find("was removed") != std::string::npos; },
+                         std::chrono::milliseconds(10000))
+                  .count(),
+              0)
+        << follow.err();
     const std::string again = job + "/monitor_output/Nov22_11-00-00-rank0-0000abce";
     std::filesystem::create_directories(again);
     write_file(again + "/grad_reduced_0-1.csv", rows("after.weight", 2));
@@ -300,9 +305,9 @@ TEST(HostileTree, steps_at_the_ends_of_int64_survive_every_chart_key) {
     for (const char* key :
          {"+", "+", "+", "h", "h", "l", ",", ",", ".", ".", "-", "-", "-", "-", "0", "l", "h", "+", ".", "."})
         t.send_keys(key, true);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::string screen = t.settled();  // every key handled and drawn
     EXPECT_TRUE(t.alive()) << "msmon-tui died";
-    EXPECT_NE(t.capture().find("grad_reduced"), std::string::npos) << t.capture();
+    EXPECT_NE(screen.find("grad_reduced"), std::string::npos) << screen;
     t.send_keys("q", true);
 }
 

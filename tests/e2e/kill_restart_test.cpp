@@ -350,6 +350,7 @@ TEST(KillRestart, store_after_160_or_more_sigkills_of_ingest_equals_a_clean_inge
                           tmp.path(), env);
         // After the run ended: kills during the catch-up of what is left, at half the delay.
         const int delay = long_wait(rng) ? long_ms(rng) : early(rng) ? early_ms(rng) : later_ms(rng);
+        // Paces the input: the kill comes at a random moment of the run (the point of the test).
         std::this_thread::sleep_for(milliseconds(sim_running ? delay : delay / 2));
         ingest.signal(SIGKILL);
         const int rc = ingest.wait(milliseconds(5000));
@@ -441,13 +442,13 @@ TEST(KillRestart, store_after_64_or_more_sigkills_of_the_tui_equals_a_clean_inge
         ASSERT_GT(pid, 0) << "msmon-tui did not start: " << tui.capture();
         if (early(rng)) {
             // Very early: before or while it opens the store, scans the job and draws its first frame.
-            std::this_thread::sleep_for(milliseconds(early_ms(rng)));
+            std::this_thread::sleep_for(milliseconds(early_ms(rng)));  // paces the input: a random kill moment
         } else {
             const std::string screen = tui.wait_for("Overview", milliseconds(5000));
             ASSERT_FALSE(screen.empty()) << "msmon-tui drew nothing: " << tui.capture();
             // The previous TUI is gone, so this one holds the writer lock and ingests (not "read only").
             ASSERT_EQ(screen.find("read only"), std::string::npos) << screen;
-            std::this_thread::sleep_for(milliseconds(later_ms(rng)));
+            std::this_thread::sleep_for(milliseconds(later_ms(rng)));  // paces the input: a random kill moment
             ++drawn_kills;
         }
         ASSERT_EQ(::kill(pid, SIGKILL), 0) << "msmon-tui ended before its kill: " << tui.capture();

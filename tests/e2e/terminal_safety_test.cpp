@@ -231,7 +231,7 @@ TEST(TerminalSafety, without_a_terminal_msmon_tui_exits_with_the_reason_and_a_va
     pid_t done = 0;
     for (int i = 0; i < 100 && done == 0; ++i) {
         done = ::waitpid(pid, &status, WNOHANG);
-        if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // paces the look at its exit
     }
     if (done == 0) {
         ::kill(pid, SIGKILL);

@@ -31,6 +31,7 @@ std::optional<IdlePoint> parse_idle_line(const std::string& line) {
     p.frames = static_cast<std::uint64_t>(field(l, "frames"));
     p.sync = static_cast<std::uint64_t>(field(l, "sync"));
     p.ingest = field(l, "ingest");
+    p.held = field(l, "held");
     p.settle = field(l, "settle");
     p.notice = field(l, "notice");
     p.notified = static_cast<std::uint64_t>(field(l, "notified"));

@@ -16,6 +16,7 @@ struct IdlePoint {
     std::uint64_t frames = 0;
     std::uint64_t sync = 0;
     long long ingest = -1;  // every file change before this is drawn; -1: the program does not ingest
+    long long held = -1;    // ingest holds findings for a rank's next step until then; -1: none held
     long long settle = -1;  // an incident waits to settle until then; -1: none waits
     long long notice = -1;  // the new-incident notice shows until then; -1: none shows
     std::uint64_t notified = 0;

@@ -149,6 +149,14 @@ std::string TmuxSession::settled_styled(Wait what) const {
     return capture_styled();
 }
 
+bool TmuxSession::next_frame(std::chrono::milliseconds timeout) const {
+    if (!report_) return true;
+    if (!settle(Wait::input, timeout)) return false;
+    if (report_->wait_frame_after(report_->frames(), std::chrono::steady_clock::now() + timeout)) return true;
+    wait_error_ = "msmon-tui drew no frame within " + std::to_string(timeout.count()) + " ms";
+    return false;
+}
+
 std::optional<IdlePoint> TmuxSession::idle_point() const {
     return report_ ? report_->last_idle() : std::nullopt;
 }
@@ -171,7 +179,8 @@ bool TmuxSession::settle(Wait what, std::chrono::milliseconds timeout) const {
     tmux("send-keys -t 0 C-]");
     const std::uint64_t k = ++syncs_sent_;
     const auto ok = [&](const IdlePoint& p) {
-        return p.sync >= k && (p.ingest == -1 || p.ingest >= since) && (what == Wait::input || p.settle == -1);
+        return p.sync >= k && (p.ingest == -1 || p.ingest >= since) &&
+               (what == Wait::input || (p.held == -1 && p.settle == -1));
     };
     while (true) {
         // In slices: a program that exited writes nothing more, and its last screen is what there is.
@@ -188,8 +197,8 @@ bool TmuxSession::settle(Wait what, std::chrono::milliseconds timeout) const {
     const auto last = report_->last_idle();
     wait_error_ = "msmon-tui did not settle within " + std::to_string(timeout.count()) + " ms (sync " +
                   std::to_string(k) + ", files since " + std::to_string(since) + "); its last idle point: " +
-                  (last ? "sync " + std::to_string(last->sync) + " ingest " + std::to_string(last->ingest) +
-                              " settle " + std::to_string(last->settle)
+                  (last ? "sync " + std::to_string(last->sync) + " ingest " + std::to_string(last->ingest) + " held " +
+                              std::to_string(last->held) + " settle " + std::to_string(last->settle)
                         : std::string(report_->started() ? "none" : "it never opened its report"));
     return false;
 }
@@ -336,20 +345,21 @@ std::string TmuxSession::screen_when(const std::function<bool(const std::string&
             report_->wait_frame_after(frames, deadline);
         }
     }
+    // Another program reports nothing: its screen is looked at until it shows what is waited for.
     while (std::chrono::steady_clock::now() < deadline) {
         screen = capture();
         if (ok(screen)) {
             // Half a frame (the title redrawn, the rows below not yet) passes in milliseconds; a frame whole
             // on the screen stays. A live screen may never hold still: then the last one on which `ok` holds.
             for (int i = 0; i < 8; ++i) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                std::this_thread::sleep_for(std::chrono::milliseconds(40));  // paces the look: did it hold still?
                 std::string again = capture();
                 if (again == screen || !ok(again)) break;
                 screen = std::move(again);
             }
             return screen;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));  // paces the look at the screen
     }
     return screen;
 }

@@ -31,7 +31,8 @@ public:
     // What settle() waits for, beyond the keys and files.
     enum class Wait {
         input,   // every key sent and every file change made before the call is handled and drawn
-        timers,  // that, and no new incident waiting to settle (its announcement made)
+        timers,  // that, and nothing held for later: no finding held for a rank's next step, no new incident
+                 // waiting to settle (its announcement made)
     };
     // Waits on the program (msmon-tui only; any other program: returns true at once): true once it is idle as
     // `what` says and the terminal shows its last frame; false after `timeout`, the reason in last_wait_error().
@@ -42,6 +43,8 @@ public:
     std::string settled(Wait what = Wait::input) const;
     // The same screen with its attributes (capture_styled()).
     std::string settled_styled(Wait what = Wait::input) const;
+    // Waits until the program draws a frame after the ones drawn so far (its idle refresh comes every 1-2 s).
+    bool next_frame(std::chrono::milliseconds timeout = settle_limit()) const;
     // The program's newest idle point (settle() reads it), if it reports them.
     std::optional<IdlePoint> idle_point() const;
     const std::string& last_wait_error() const { return wait_error_; }

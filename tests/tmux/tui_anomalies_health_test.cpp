@@ -6,7 +6,6 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"

@@ -47,7 +47,7 @@ TEST(TuiConfig, toggle_dynamic_on_set_collect_times_review_and_save) {
     Fixture f;
     struct stat before {};
     ASSERT_EQ(::stat(f.cfg.c_str(), &before), 0);
-    std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(milliseconds(20));  // paces the input: a save's mtime differs from `before`
     TmuxSession t(f.command(), 120, 40, f.env);
     ASSERT_FALSE(t.wait_for("Overview", milliseconds(8000)).empty()) << t.capture();
     // The tabs show before the run is read in; the config view's line about the latest collection needs the data.
@@ -132,7 +132,7 @@ TEST(TuiConfig, a_write_back_under_unsaved_edits_shows_both_and_keeps_what_the_u
     ASSERT_FALSE(t.wait_for(">*wg_distribution        false", milliseconds(3000)).empty()) << t.capture();
     json theirs = off;
     theirs["ops"] = json::parse(R"(["norm"])");
-    std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(milliseconds(20));  // paces the input: this write's mtime differs from the last
     write_file(f.cfg, theirs.dump(2));
     screen = t.wait_for("while you had unsaved edits", milliseconds(5000));
     ASSERT_FALSE(screen.empty()) << t.capture();

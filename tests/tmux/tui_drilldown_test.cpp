@@ -10,7 +10,6 @@
 #include <functional>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
@@ -20,16 +19,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A screen that held still for a moment (tmux can show half of a frame), styled (capture-pane -e).
+// The program's last frame once it settled, styled (capture-pane -e).
 std::string still_styled(const TmuxSession& t) {
-    std::string screen = t.capture_styled();
-    for (int i = 0; i < 20; ++i) {
-        std::this_thread::sleep_for(milliseconds(30));
-        std::string again = t.capture_styled();
-        if (again == screen) break;
-        screen = std::move(again);
-    }
-    return screen;
+    return t.settled_styled();
 }
 
 // The first screen on which `ok` holds within `timeout`, else the last one seen.
@@ -176,8 +168,9 @@ TEST_F(TuiDrilldown, enter_on_an_anomaly_of_rank_2_charts_rank_2_at_its_step_and
         EXPECT_NE(std::find(faint.begin(), faint.end(), other), faint.end()) << other << " not drawn faint:\n"
                                                                              << screen;
     // A refresh (the Overview is re-read behind the chart) does not move the chart off rank 2.
-    std::this_thread::sleep_for(milliseconds(2500));
-    EXPECT_NE(t->capture().find(readout), std::string::npos) << t->capture();
+    ASSERT_TRUE(t->next_frame()) << t->last_wait_error();
+    const std::string refreshed = t->settled();
+    EXPECT_NE(refreshed.find(readout), std::string::npos) << refreshed;
     // Esc: back on the Anomalies tab, the same row selected.
     t->send_keys("Escape");
     const std::string back =

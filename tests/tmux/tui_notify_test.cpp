@@ -8,7 +8,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
@@ -88,26 +87,32 @@ TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_run
                   150, 40, tmux_env(tmp));
     const std::string raw = tmp / "raw.bin";
     t.record_output(raw);
-    std::string screen = t.screen_when(
-        [](const std::string& s) {
-            const std::string status = last_line(s);
-            return status.find("1 incident") != std::string::npos && status.find("steps 0-29") != std::string::npos;
-        },
-        milliseconds(30000));
+    // Caught up, nothing waiting to settle: the spike at step 10 is the backlog, known already.
+    std::string screen = t.settled(TmuxSession::Wait::timers);
     ASSERT_NE(last_line(screen).find("1 incident"), std::string::npos) << screen;
-    std::this_thread::sleep_for(milliseconds(1500));  // caught up: the spike at step 10 is the backlog
+    ASSERT_NE(last_line(screen).find("steps 0-29"), std::string::npos) << screen;
+    EXPECT_EQ(t.idle_point()->notified, 0u) << "the backlog's incident rang";
     EXPECT_EQ(count_of(read_file(raw), "]9;"), 0u) << "the backlog's incident rang";
 
     write_next_step(tmp / "job", 30, 1);
     // Announced once it has settled, 3 s after its first sight.
-    screen =
-        t.screen_when([](const std::string& s) { return last_line(s).find("new incident: ") != std::string::npos; },
-                      milliseconds(30000));
+    screen = t.settled(TmuxSession::Wait::timers);
     ASSERT_NE(last_line(screen).find("2 incidents"), std::string::npos) << screen;
     EXPECT_NE(screen.find("new incident: norm nan in grad_reduced at step 30, rank 1"), std::string::npos) << screen;
-    ASSERT_GE(wait_until([&] { return count_of(read_file(raw), "]9;") >= 1; }, milliseconds(10000)).count(), 0);
-    std::this_thread::sleep_for(milliseconds(3000));  // more refreshes: nothing rings again
-    const std::string bytes = read_file(raw);
+    EXPECT_EQ(t.idle_point()->notified, 1u);
+    // More data read and drawn: nothing rings again.
+    write_next_step(tmp / "job", 31, -1);
+    screen = t.settled(TmuxSession::Wait::timers);
+    ASSERT_NE(last_line(screen).find("steps 0-31"), std::string::npos) << screen;
+    EXPECT_EQ(t.idle_point()->notified, 1u) << "rang again";
+    // Everything the program wrote, as tmux passed it on: it has left the terminal once it exits. Quitting waits
+    // for the --on-incident command.
+    t.send_keys("q", true);
+    ASSERT_TRUE(t.wait_exit()) << "msmon-tui did not exit on q";
+    ASSERT_GE(
+        wait_until([&] { return read_file(raw).find("\x1b[?1049l") != std::string::npos; }, milliseconds(5000)).count(),
+        0);
+    const std::string bytes = without_sync_markers(read_file(raw));
     // Inside tmux each OSC is wrapped for passthrough, its ESC doubled.
     EXPECT_EQ(count_of(bytes, "\x1bPtmux;\x1b\x1b]9;msmon: norm nan in grad_reduced at step 30, rank 1"), 1u);
     EXPECT_EQ(count_of(bytes, "\x1bPtmux;\x1b\x1b]777;notify;msmon;norm nan in grad_reduced at step 30, rank 1"), 1u);
@@ -115,9 +120,6 @@ TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_run
     // One bell of its own (the two OSCs end with BEL too).
     EXPECT_EQ(count_of(bytes, "\a"), 3u);
 
-    ASSERT_GE(wait_until([&] { return !read_file(tmp / "runs.jsonl").empty(); }, milliseconds(10000)).count(), 0);
-    t.send_keys("q", true);
-    std::this_thread::sleep_for(milliseconds(500));
     std::istringstream runs(read_file(tmp / "runs.jsonl"));
     std::vector<nlohmann::json> incidents;
     for (std::string line; std::getline(runs, line);) incidents.push_back(nlohmann::json::parse(line));
@@ -136,27 +138,22 @@ TEST_F(TuiNotify, no_bell_and_no_notify_write_nothing_but_the_status_line_still_
                   tmux_env(tmp));
     const std::string raw = tmp / "raw.bin";
     t.record_output(raw);
-    ASSERT_NE(last_line(t.screen_when(
-                            [](const std::string& s) {
-                                return last_line(s).find("1 incident") != std::string::npos &&
-                                       last_line(s).find("steps 0-29") != std::string::npos;
-                            },
-                            milliseconds(30000)))
-                  .find("1 incident"),
-              std::string::npos);
-    std::this_thread::sleep_for(milliseconds(1500));
+    const std::string backlog = t.settled(TmuxSession::Wait::timers);
+    ASSERT_NE(last_line(backlog).find("1 incident"), std::string::npos) << backlog;
+    ASSERT_NE(last_line(backlog).find("steps 0-29"), std::string::npos) << backlog;
     write_next_step(tmp / "job", 30, 2);
-    const std::string screen = t.screen_when(
-        [](const std::string& s) {
-            return s.find("new incident: norm nan in grad_reduced at step 30, rank 2") != std::string::npos;
-        },
-        milliseconds(30000));
+    const std::string screen = t.settled(TmuxSession::Wait::timers);
     EXPECT_NE(screen.find("new incident: norm nan in grad_reduced at step 30, rank 2"), std::string::npos) << screen;
-    std::this_thread::sleep_for(milliseconds(1000));
-    const std::string bytes = read_file(raw);
+    EXPECT_EQ(t.idle_point()->notified, 0u);
+    // Everything the program wrote, as tmux passed it on: it has left the terminal once it exits.
+    t.send_keys("q", true);
+    ASSERT_TRUE(t.wait_exit()) << "msmon-tui did not exit on q";
+    ASSERT_GE(
+        wait_until([&] { return read_file(raw).find("\x1b[?1049l") != std::string::npos; }, milliseconds(5000)).count(),
+        0);
+    const std::string bytes = without_sync_markers(read_file(raw));
     EXPECT_EQ(count_of(bytes, "]9;"), 0u);
     EXPECT_EQ(count_of(bytes, "\a"), 0u);
-    t.send_keys("q", true);
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
