@@ -78,12 +78,12 @@ TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
     ASSERT_NE(screen.find("grouped  rule AnomalyNan"), std::string::npos) << screen;
     EXPECT_NE(screen.find("layers.1.fc1.weight"), std::string::npos) << screen;
     // Select that row: search downwards until it is the selected one.
-    // One key at a time, each seen to move the selection before the next: a key still queued in a slow TUI would
-    // move it past the row the loop stopped at.
-    for (int i = 0; i < 80 && selected_line(t.capture()).find("layers.1.fc1.weight") == std::string::npos; ++i) {
+    // One key at a time, each handled and drawn before the next: a key still queued in a slow TUI would move it
+    // past the row the loop stopped at.
+    for (int i = 0; i < 80 && selected_line(t.settled()).find("layers.1.fc1.weight") == std::string::npos; ++i) {
         const std::string before = selected_row(t.capture());
         t.send_keys("j", true);
-        if (wait_until([&] { return selected_row(t.capture()) != before; }, milliseconds(3000)).count() < 0) break;
+        if (selected_row(t.settled()) == before) break;  // the last row
     }
     const std::string chosen = selected_line(t.capture());
     ASSERT_NE(chosen.find("layers.1.fc1.weight"), std::string::npos) << t.capture();

@@ -94,16 +94,16 @@ std::string status_line(const std::string& screen) {
     return lines.empty() ? "" : lines.back();
 }
 
-// Moves the selection with `key` one row at a time (each move seen on screen before the next: a key still
-// queued in a slow TUI would carry it past) until `done` holds; the last screen.
+// Moves the selection with `key` one row at a time (each key handled and drawn before the next: a key still
+// queued in a slow TUI would carry it past) until `done` holds or a key no longer moves it; the last screen.
 std::string move_until(TmuxSession& t, const std::string& key, const std::function<bool(const std::string&)>& done,
                        const std::function<std::string(const std::string&)>& selection, int max_moves = 60) {
-    std::string screen = t.capture();
+    std::string screen = t.settled();
     for (int i = 0; i < max_moves && !done(screen); ++i) {
         const std::string before = selection(screen);
         t.send_keys(key, true);
-        if (wait_until([&] { return selection(screen = t.capture()) != before; }, milliseconds(3000)).count() < 0)
-            break;
+        screen = t.settled();
+        if (selection(screen) == before) break;
     }
     return screen;
 }
@@ -248,8 +248,7 @@ TEST_F(TuiDrilldown, a_drill_down_leaves_the_overviews_kind_op_filter_and_select
     t->send_keys("j", true);
     const std::string before_title = "kind param_origin  op max  filter /layers/  sort rank  steps 0-59";
     ASSERT_FALSE(t->wait_for(before_title, milliseconds(3000)).empty()) << t->capture();
-    ASSERT_GE(wait_until([&] { return highlighted_rank(still_styled(*t)) == 1; }, milliseconds(3000)).count(), 0)
-        << t->capture();
+    ASSERT_EQ(highlighted_rank(still_styled(*t)), 1) << t->capture();
     // Drill into rank 2's anomaly (its own kind, op and a filter on its tensor), look, come back.
     const AnomalyRowSeen row = select_anomaly_of_rank(*t, 2);
     ASSERT_EQ(row.rank, 2) << t->capture();
@@ -283,8 +282,8 @@ TEST(TuiOverviewSelection, follows_the_rank_when_sorting_by_deviation_reorders_r
                    tmp.path());
     ASSERT_GE(wait_until([&] { return std::filesystem::exists(out); }, milliseconds(5000)).count(), 0);
     TmuxSession t(program("msmon-tui") + " " + out + " --db " + (tmp / "store.db"), 120, 40, tmux_env(tmp));
-    ASSERT_GE(wait_until([&] { return overview_order(t.capture()).size() == 8; }, milliseconds(15000)).count(), 0)
-        << t.capture();
+    const auto all_ranks = [](const std::string& s) { return overview_order(s).size() == 8; };
+    ASSERT_TRUE(all_ranks(t.screen_when(all_ranks, milliseconds(15000)))) << t.capture();
     move_until(
         t, "j", [](const std::string&) { return false; },
         [&](const std::string&) { return std::to_string(highlighted_rank(still_styled(t))); }, 5);

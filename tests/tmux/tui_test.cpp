@@ -227,31 +227,30 @@ TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
                    {"XDG_STATE_HOME", tmp / "state"}});
     // Opens on the gradient norm (steps from 0) or, once logs exist, the global norm (steps from 1).
     // At 60 ms a step, frames may skip numbers: "at least `last`".
-    auto shows = [&](int last) {
-        const std::string s = t.capture();
-        for (const char* first : {"steps 0-", "steps 1-"})
-            if (const auto at = s.find(first); at != std::string::npos && std::atoi(s.c_str() + at + 8) >= last)
-                return true;
-        return false;
+    const auto shows = [](int last) {
+        return [last](const std::string& s) {
+            for (const char* first : {"steps 0-", "steps 1-"})
+                if (const auto at = s.find(first); at != std::string::npos && std::atoi(s.c_str() + at + 8) >= last)
+                    return true;
+            return false;
+        };
     };
-    // Generous bounds (a pass takes ~1.5 s): under ASan on a busy CI machine the demo, which also writes logs and
-    // event files each step, once reached only step 11 in 8 s.
-    ASSERT_GE(wait_until([&] { return shows(5); }, std::chrono::milliseconds(20000)).count(), 0) << t.capture();
-    ASSERT_GE(wait_until([&] { return shows(15); }, std::chrono::milliseconds(20000)).count(), 0)
-        << "steps do not advance:\n"
-        << t.capture();
+    // Each frame is looked at once the program has read what the demo wrote so far (a pass takes ~1.5 s; under ASan
+    // on a busy machine the demo, which also writes logs and event files each step, once reached step 11 in 8 s).
+    const auto limit = TmuxSession::settle_limit();
+    ASSERT_TRUE(shows(5)(t.screen_when(shows(5), limit))) << t.capture();
+    ASSERT_TRUE(shows(15)(t.screen_when(shows(15), limit))) << "steps do not advance:\n" << t.capture();
     // After the spike at step 20 every rank carries the anomaly mark '!' before its number. One rank can carry it
     // sooner: a slow (sanitized) build can hold a rank's writes back for five 60 ms steps, and msmon marks it stalled.
-    ASSERT_GE(wait_until([&] { return shows(20); }, std::chrono::milliseconds(20000)).count(), 0) << t.capture();
-    std::string screen;
-    const auto all_marked = [&] {
-        screen = t.capture();
+    ASSERT_TRUE(shows(20)(t.screen_when(shows(20), limit))) << t.capture();
+    const auto all_marked = [](const std::string& s) {
         for (int r = 0; r < 8; ++r)
-            if (screen.find("!" + std::to_string(r) + " ") == std::string::npos) return false;
+            if (s.find("!" + std::to_string(r) + " ") == std::string::npos) return false;
         return true;
     };
-    // 20 s: under TSan on the 2-core CI machine a rank's rows once came 8 s after the others'.
-    EXPECT_GE(wait_until(all_marked, std::chrono::milliseconds(20000)).count(), 0) << screen;
+    // Under TSan on the 2-core CI machine a rank's rows once came 8 s after the others'.
+    const std::string screen = t.screen_when(all_marked, limit);
+    EXPECT_TRUE(all_marked(screen)) << screen;
     t.send_keys("q", true);
 }
 
@@ -313,13 +312,13 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
     // Past the restart (steps 30-40 are written twice) and 10 steps on, as the status line (the last line) says.
     // Its first fields give way to a long notice (a slowed build's "file events were lost …"): "steps 0-N" may be
     // the line's first field, without a " | " before it.
-    const auto past = [&] {
-        const auto lines = lines_of(t.capture());
+    const auto past = [&](const std::string& s) {
+        const auto lines = lines_of(s);
         const std::string status = lines.empty() ? std::string() : lines.back();
         const auto at = status.find("steps 0-");
         return at != std::string::npos && std::atoi(status.c_str() + at + 8) >= 50;
     };
-    ASSERT_GE(wait_until(past, std::chrono::milliseconds(60000)).count(), 0) << t.capture();
+    ASSERT_TRUE(past(t.screen_when(past, TmuxSession::settle_limit()))) << t.capture();
     t.send_keys("3", true);
     std::string screen;
     // Both incidents, the NaN's with its origin in the activations: on a slow (TSan) build the log's device_local
@@ -335,15 +334,16 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
     const bool tolerate_stall = false;
 #endif
     int incidents = 0;
-    const auto listed = [&] {
-        screen = t.capture();
+    const auto listed = [&](const std::string& s) {
+        screen = s;
         const bool two = screen.find("incidents, most severe first  2 incidents") != std::string::npos;
         const bool three_with_stall = tolerate_stall && screen.find(count_text) != std::string::npos &&
                                       screen.find("Stalled") != std::string::npos;
         incidents = two ? 2 : three_with_stall ? 3 : 0;
         return incidents > 0 && squeezed(screen).find(" 35 3 actv NonFinite") != std::string::npos;
     };
-    ASSERT_GE(wait_until(listed, std::chrono::milliseconds(20000)).count(), 0) << screen;
+    // Each frame the program draws is looked at, once it has read what the demo wrote so far.
+    ASSERT_TRUE(listed(t.screen_when(listed, TmuxSession::settle_limit()))) << screen;
     const auto lines = lines_of(screen);
     ASSERT_GT(lines.size(), 4u);
     EXPECT_EQ(squeezed(lines[3]).rfind(">\u25B8 35 3 actv NonFinite", 0), 0u) << screen;
