@@ -48,10 +48,11 @@ std::vector<std::string> cluster_agent_args(const std::string& node_dir, const s
 }
 
 TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_across_outages_and_restarts) {
-    if (find_installed("clickhouse-server").empty() || find_installed("prometheus-node-exporter").empty() ||
-        find_installed("promtool").empty())
-        GTEST_SKIP() << "clickhouse-server, prometheus-node-exporter or promtool is not installed "
-                        "(scripts/setup-cluster-deps.sh installs them)";
+    std::string missing;
+    for (const char* name : {"clickhouse-server", "prometheus-node-exporter", "promtool"})
+        if (find_installed(name).empty()) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    if (!missing.empty())
+        MSMON_SKIP_UNLESS_REQUIRED(missing + " not installed (scripts/setup-cluster-deps.sh installs them)");
     TempDir tmp;
     ClickHouseTestServer ch(tmp / "clickhouse");
     ASSERT_TRUE(ch.ready()) << "clickhouse-server did not start: " << ch.log();
@@ -225,7 +226,8 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
 
 TEST(ClickHouseCluster, example_alert_rules_pass_promtool) {
     const std::string promtool = find_installed("promtool");
-    if (promtool.empty()) GTEST_SKIP() << "promtool is not installed (scripts/setup-cluster-deps.sh installs it)";
+    if (promtool.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("promtool is not installed (scripts/setup-cluster-deps.sh installs it)");
     const auto r = run({promtool, "check", "rules", std::string(MSMON_SOURCE_DIR) + "/configs/msmon-alerts.yml"});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("SUCCESS: 4 rules found"), std::string::npos) << r.out;

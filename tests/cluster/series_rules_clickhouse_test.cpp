@@ -20,7 +20,8 @@ class ClickHouseRules : public ::testing::Test {
 protected:
     void SetUp() override {
         if (find_installed("clickhouse-server").empty())
-            GTEST_SKIP() << "clickhouse-server is not installed (scripts/setup-cluster-deps.sh installs it)";
+            MSMON_SKIP_UNLESS_REQUIRED(
+                "clickhouse-server is not installed (scripts/setup-cluster-deps.sh installs it)");
         ch_ = std::make_unique<ClickHouseTestServer>(tmp_ / "clickhouse");
         ASSERT_TRUE(ch_->ready()) << "clickhouse-server did not start: " << ch_->log();
     }

@@ -42,7 +42,7 @@ class AlertFixture : public ::testing::Test {
 protected:
     void SetUp() override {
         shared_ = shared_dir();
-        if (shared_.empty()) GTEST_SKIP() << "../shared is absent: real msprobe fixtures not available";
+        if (shared_.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: real msprobe fixtures not available");
         fixture_ = shared_ + "/fixtures/msprobe-real/alert";
         db_ = tmp_ / "store.db";
         auto r = run({program("msmon"), "ingest", fixture_, "--db", db_, "--monitor-config", fixture_ + "/config.json"},

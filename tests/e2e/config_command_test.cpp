@@ -68,7 +68,7 @@ TEST(ConfigCommand, enable_with_collect_times_replaces_the_file_atomically_and_k
 // mode, or the trainer's write-back fails and leaves dynamic_on true. Where the owner cannot be kept (a third user
 // editing a world-writable file in a shared folder), nothing is replaced and msmon says why.
 TEST(ConfigCommand, the_replaced_config_keeps_its_owner_group_and_mode_or_is_not_replaced) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (files owned by other users)";
+    if (::geteuid() != 0) MSMON_SKIP_UNLESS_REQUIRED("needs root (files owned by other users)");
     TempDir tmp;
     const std::string path = tmp / "config.json";
     write_file(path, kConfig);

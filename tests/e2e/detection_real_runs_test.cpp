@@ -33,7 +33,7 @@ Json msmon_json(const std::vector<std::string>& args) {
 TEST(DetectionRealRuns, the_healthy_run_raises_no_anomaly) {
     TempDir tmp;
     const std::string db = ingest_fault_run(tmp, "healthy");
-    if (db.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json all = msmon_json({program("msmon"), "anomalies", "--db", db, "--format", "json"});
     EXPECT_EQ(all.size(), 0u) << all.dump(1);
 }
@@ -56,7 +56,7 @@ TEST_P(DetectionFaultRun, the_top_incident_is_the_planted_origin_and_the_top_ano
     const PlantedOrigin want = GetParam();
     TempDir tmp;
     const std::string db = ingest_fault_run(tmp, want.run);
-    if (db.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_GE(incidents.size(), 1u);
     const Json& top = incidents[0];

@@ -30,7 +30,7 @@ class FixtureRoundtrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FixtureRoundtrip, query_reproduces_every_csv_cell) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: real msprobe fixtures not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: real msprobe fixtures not available");
     const std::string fixture = shared + "/fixtures/msprobe-real/" + GetParam();
     TempDir tmp;
     const std::string db = tmp / "store.db";
@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(RealMsprobe, FixtureRoundtrip,
 
 TEST(FixtureRoundtrip, json_output_has_contract_keys_and_nan_as_text) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: real msprobe fixtures not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: real msprobe fixtures not available");
     TempDir tmp;
     const std::string db = tmp / "store.db";
     ASSERT_EQ(run({program("msmon"), "ingest", shared + "/fixtures/msprobe-real/xy", "--db", db}).exit_code, 0);

@@ -154,7 +154,7 @@ TEST_P(FsFaultsLive, a_rank_folder_removed_mid_run_keeps_its_values_and_the_othe
 
 TEST_P(FsFaultsLive, a_folder_and_a_file_that_deny_reading_are_said_once_and_read_when_allowed) {
     if (::geteuid() == 0 && run({on_path("setpriv"), "--version"}).exit_code != 0)
-        GTEST_SKIP() << "setpriv is missing: cannot drop root";
+        MSMON_SKIP_UNLESS_REQUIRED("setpriv is missing: cannot drop root");
     TempDir tmp;
     auto env = isolated_env(tmp);
     fs::permissions(tmp.path(), fs::perms::all);  // `nobody` must reach the job and write its store and log
@@ -265,7 +265,7 @@ bool has_inotify_fd(pid_t pid) {
 
 TEST(FsFaults, inotify_queue_overflow_rescans_and_loses_nothing) {
     if (::access("/proc/sys/fs/inotify/max_queued_events", W_OK) != 0)
-        GTEST_SKIP() << "cannot lower fs.inotify.max_queued_events here (needs root)";
+        MSMON_SKIP_UNLESS_REQUIRED("cannot lower fs.inotify.max_queued_events here (needs root)");
     TempDir tmp;
     const auto env = isolated_env(tmp);
     const std::string job = tmp / "job", db = tmp / "store.db";
@@ -298,7 +298,7 @@ TEST(FsFaults, inotify_queue_overflow_rescans_and_loses_nothing) {
 
 TEST(FsFaults, inotify_watch_limit_exhausted_falls_back_to_polling_and_stays_live) {
     if (run({on_path("unshare"), "-r", on_path("true")}).exit_code != 0)
-        GTEST_SKIP() << "no user namespaces here: cannot lower the watch limit for one process";
+        MSMON_SKIP_UNLESS_REQUIRED("no user namespaces here: cannot lower the watch limit for one process");
     TempDir tmp;
     const auto env = isolated_env(tmp);
     const std::string job = tmp / "job", db = tmp / "store.db";
@@ -347,7 +347,8 @@ private:
 TEST(FsFaults, a_full_disk_under_the_store_pauses_ingest_visibly_and_it_resumes_with_nothing_lost) {
     TempDir tmp;
     SmallTmpfs disk(tmp / "disk", "1536k");  // room for a new store (~0.7 MB with its WAL), not for the rows
-    if (!disk.mounted()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.error() << "): needs root";
+    if (!disk.mounted())
+        MSMON_SKIP_UNLESS_REQUIRED("cannot mount a small tmpfs here (" + disk.error() + "): needs root");
     const auto env = isolated_env(tmp);
     const std::string job = tmp / "job", db = tmp / "disk/store.db";
     // ~4 MB of rows: far more than 1.5 MiB of store.

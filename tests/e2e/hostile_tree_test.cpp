@@ -112,7 +112,7 @@ TEST(HostileTree, without_home_or_xdg_the_log_goes_to_the_passwd_home_never_to_t
         return pw && pw->pw_dir ? std::string(pw->pw_dir) : std::string();
     }();
     if (passwd_home.empty() || ::access(passwd_home.c_str(), W_OK) != 0)
-        GTEST_SKIP() << "this user's passwd home is not writable here";
+        MSMON_SKIP_UNLESS_REQUIRED("this user's passwd home is not writable here");
     const std::string log = passwd_home + "/.local/state/msmon/msmon.log";
     const auto before = std::filesystem::exists(log) ? std::filesystem::file_size(log) : 0;
     const bool tmp_local = std::filesystem::exists("/tmp/.local/state/msmon"),
@@ -156,7 +156,7 @@ TEST(HostileTree, a_pattern_over_a_30_kb_name_neither_crashes_the_cli_nor_the_tu
     // The TUI: the filter typed on the chart, then on the anomalies table.
     auto snap = run({program("msmon-tui"), "--db", db, "--snapshot", "chart", "--size", "120x30"}, env);
     ASSERT_EQ(snap.exit_code, 0) << snap.err;
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TmuxSession t(program("msmon-tui") + " --db " + db, 120, 30,
                   {{"LANG", "C.UTF-8"},
                    {"LC_ALL", "C.UTF-8"},
@@ -294,7 +294,7 @@ TEST(HostileTree, steps_at_the_ends_of_int64_survive_every_chart_key) {
         auto snap = run({program("msmon-tui"), "--db", db, "--snapshot", view, "--size", "120x30"}, env);
         ASSERT_EQ(snap.exit_code, 0) << view << ": " << snap.err;
     }
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TmuxSession t(program("msmon-tui") + " --db " + db, 120, 30,
                   {{"LANG", "C.UTF-8"},
                    {"LC_ALL", "C.UTF-8"},

@@ -37,9 +37,11 @@ TEST(HugeLine, a_50_mb_line_is_reported_and_skipped_in_bounded_memory) {
     EXPECT_NE(q.out.find("layer.weight,2,,norm,0.5"), std::string::npos) << q.out;
     std::printf("[HugeLine] peak RSS of msmon ingest (largest child): %ld KB\n", usage.ru_maxrss);
 #ifdef MSMON_SANITIZED
-    // The largest child's peak counts its pages before exec, i.e. this test process's: under ASan that holds the
-    // 50 MB string in the free quarantine plus shadow memory, so the figure says nothing about msmon.
-    GTEST_SKIP() << "peak RSS bound not checked under sanitizers (" << usage.ru_maxrss << " KB)";
+    // The bound is not asserted here; the checks above are. The largest child's peak counts its pages before exec,
+    // i.e. this test process's: under ASan that holds the 50 MB string in the free quarantine plus shadow memory, so
+    // the figure says nothing about msmon.
+    std::printf("[HugeLine] peak RSS bound not checked under sanitizers\n");
+    RecordProperty("peak_rss_bound", "not checked under sanitizers");
 #else
     EXPECT_LT(usage.ru_maxrss, 40 * 1024) << "peak RSS " << usage.ru_maxrss << " KB: the 50 MB line was held in memory";
 #endif

@@ -408,7 +408,7 @@ bool exited(pid_t pid) {
 }
 
 TEST(KillRestart, store_after_64_or_more_sigkills_of_the_tui_equals_a_clean_ingest) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     const std::string job = tmp / "job";
     const std::string db = tmp / "tui.db";

@@ -81,7 +81,7 @@ TEST(ReadOnly, no_command_and_not_the_tui_changes_anything_in_the_job_folder) {
 // writer; a reader that may not create one got "attempt to write a readonly database" from query and the TUI.
 // With no writer running it is read as immutable; with one running, through the writer's -shm.
 TEST(ReadOnly, another_user_reads_a_store_whose_writer_has_exited_and_one_whose_writer_runs) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (another user)";
+    if (::geteuid() != 0) MSMON_SKIP_UNLESS_REQUIRED("needs root (another user)");
     TempDir tmp;
     ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
     const std::string job = tmp / "job", db = tmp / "store.db";

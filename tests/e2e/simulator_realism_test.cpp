@@ -62,7 +62,7 @@ const std::vector<std::string> kCompared = {"grad_unreduced/1-D",
 
 TEST(SimulatorRealism, healthy_runs_spread_across_ranks_and_steps_as_the_real_four_rank_run) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real runs are not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real runs are not available");
     const auto real = spread_by_class(read_msprobe_tree(shared + "/fixtures/msprobe-faults/healthy"));
     TempDir tmp;
     // The real run's shape (4 ranks, 50 steps, activations), three seeds pooled.
@@ -108,7 +108,7 @@ TEST(SimulatorRealism, healthy_runs_spread_across_ranks_and_steps_as_the_real_fo
 
 TEST(SimulatorRealism, healthy_runs_of_several_seeds_and_sizes_stay_within_the_real_runs_extremes) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real runs are not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real runs are not available");
     const auto real = spread_by_class(read_msprobe_tree(shared + "/fixtures/msprobe-faults/healthy"));
     TempDir tmp;
     struct Size {

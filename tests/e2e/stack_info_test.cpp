@@ -113,7 +113,7 @@ TEST(StackInfo, record_cut_inside_its_quoted_stack_waits_for_the_rest_and_is_the
 
 TEST(StackInfo, real_msprobe_stack_fixture_gives_fourteen_module_stacks) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: real msprobe fixtures not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: real msprobe fixtures not available");
     const std::string fixture = shared + "/fixtures/msprobe-real/stack";
     const auto files = find_files(fixture + "/monitor_output", "/stack_info.csv");
     ASSERT_EQ(files.size(), 1u);

@@ -56,7 +56,7 @@ protected:
 
 TEST_F(TensorboardIngest, real_event_files_land_value_for_value) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: no real TensorBoard event files";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no real TensorBoard event files");
     for (const std::string folder : {"tf1-lingvo-bleu", "keras-tf112-wandb"}) {
         const std::string src = shared + "/fixtures/tensorboard-real/" + folder;
         const std::string dir = tmp_ / folder;

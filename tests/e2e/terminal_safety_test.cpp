@@ -95,7 +95,7 @@ TEST(TerminalSafety, hostile_names_are_escaped_in_every_view_and_in_cli_tables) 
         EXPECT_EQ(raw_payload_in(r.out), "") << view << " snapshot printed raw:\n" << visible(r.out);
     }
 
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed: live terminal bytes not checked";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed: live terminal bytes not checked");
     // Live: every byte msmon-tui writes to the terminal, while the user walks through every tab and filters.
     const std::string raw = tmp / "terminal.bytes";
     // The shell's sleep paces the start: the recording begins before the program's first byte.

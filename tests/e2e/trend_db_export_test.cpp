@@ -233,7 +233,8 @@ void expect_same_database(const std::string& got_path, const std::string& ref_pa
 TEST(TrendDbExport, wg_fixture_export_equals_msprobe_data2db_database) {
     const std::string shared = shared_dir();
     if (shared.empty())
-        GTEST_SKIP() << "../shared is absent: the real msprobe fixture and data2db's database are not available";
+        MSMON_SKIP_UNLESS_REQUIRED(
+            "../shared is absent: the real msprobe fixture and data2db's database are not available");
     const std::string fixture = shared + "/fixtures/msprobe-real/wg";
     const std::string reference = shared + "/fixtures/msprobe-real/csv2db-wg/monitor_data.trend.db";
     TempDir tmp;

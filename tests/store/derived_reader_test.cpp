@@ -154,7 +154,7 @@ TEST(DerivedKindsInputs, layer_grad_reads_the_gradient_kind_that_has_norms_and_a
 // msprobe's own xy run (activations only, ../shared): no derived kind is listed, and --derived says why.
 TEST(DerivedKindsAbsent, a_store_without_their_inputs_lists_none_and_the_cli_says_why) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: msprobe's xy run is not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: msprobe's xy run is not available");
     TempDir tmp;
     ASSERT_EQ(run({program("msmon"), "ingest", shared + "/fixtures/msprobe-real/xy", "--db", tmp / "s.db"}).exit_code,
               0);

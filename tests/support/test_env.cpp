@@ -157,6 +157,11 @@ std::string shared_dir() {
     return {};
 }
 
+bool require_all() {
+    const char* v = std::getenv("MSMON_TEST_REQUIRE_ALL");
+    return v && std::string(v) == "1";
+}
+
 std::chrono::milliseconds wait_until(const std::function<bool()>& ok, std::chrono::milliseconds timeout) {
     const auto start = std::chrono::steady_clock::now();
     while (true) {

@@ -1,6 +1,7 @@
 // Test helpers: temporary folders, running the real programs, reading files, locating ../shared.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -61,8 +62,11 @@ std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& data);
 void append_file(const std::string& path, const std::string& data);
 
-// ../shared beside the project, or empty if absent (tests that need it skip with a message).
+// ../shared beside the project, or empty if absent (tests that need it say so through MSMON_SKIP_UNLESS_REQUIRED).
 std::string shared_dir();
+
+// True when MSMON_TEST_REQUIRE_ALL=1: this run is meant to have everything every test needs (CI).
+bool require_all();
 
 // Polls `ok` every 20 ms until it returns true or `timeout` passes; returns the time it took, or -1 ms.
 std::chrono::milliseconds wait_until(const std::function<bool()>& ok, std::chrono::milliseconds timeout);
@@ -71,3 +75,14 @@ std::chrono::milliseconds wait_until(const std::function<bool()>& ok, std::chron
 std::vector<std::string> find_files(const std::string& dir, const std::string& suffix);
 
 }  // namespace msmon::test
+
+// Where a test cannot run because something it needs is missing; `what` names it and how to get it. Skips with
+// `what`, or, when MSMON_TEST_REQUIRE_ALL=1, fails with it, so that a run meant to be complete cannot count a skip
+// as a pass. Returns from the enclosing void function (a TEST body, SetUp, a helper a test calls last). The failure
+// is fatal: in SetUp, as with a skip, the test body does not run.
+#define MSMON_SKIP_UNLESS_REQUIRED(what)                                                               \
+    do {                                                                                               \
+        if (::msmon::test::require_all())                                                              \
+            GTEST_FAIL() << "required in this run (MSMON_TEST_REQUIRE_ALL=1) but missing: " << (what); \
+        GTEST_SKIP() << (what);                                                                        \
+    } while (0)

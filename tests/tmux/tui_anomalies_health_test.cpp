@@ -35,9 +35,9 @@ std::string selected_row(const std::string& screen) {
 // The first screen on which `ok` holds within `timeout`, else the last one seen. tmux can show half a frame (the
 // table's title redrawn, its rows not yet), more often on a slow (sanitized) build: wait for what is checked.
 TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: real msprobe fixtures not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: real msprobe fixtures not available");
     TempDir tmp;
     const std::string fixture = shared + "/fixtures/msprobe-real/alert";
     ASSERT_EQ(run({program("msmon"), "ingest", fixture, "--db", tmp / "store.db", "--monitor-config",
@@ -107,7 +107,7 @@ TEST(TuiAnomalies, alert_fixture_sort_filter_drill_and_back) {
 
 TEST(TuiHealth, rendered_fixture_shows_checkpoints_skips_and_the_stop) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: rendered MindFormers fixtures not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: rendered MindFormers fixtures not available");
     TempDir tmp;
     const std::string src = shared + "/fixtures/mindformers-rendered", out = tmp / "job/output";
     fs::create_directories(out + "/log/rank_7");
@@ -176,7 +176,7 @@ TEST(TuiHealth, figures_count_steps_ranks_and_keys_and_one_event_on_every_rank_i
                   .exit_code,
               0);
     // In a terminal, as a person opens the Health tab on the run (read whole first: the figures are the run's).
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "store.db"}).exit_code, 0);
     TmuxSession t(program("msmon-tui") + " --db " + (tmp / "store.db"), 100, 40,
                   {{"LANG", "C.UTF-8"},
@@ -205,7 +205,7 @@ TEST(TuiHealth, figures_count_steps_ranks_and_keys_and_one_event_on_every_rank_i
 // Live, in a terminal: checkpoints arriving in health_ckpts.json while the Health tab is open do not move the
 // sections below (the global norm stays on its row); past four, the list says how many more there are.
 TEST(TuiHealth, a_checkpoint_arriving_does_not_move_the_sections_below) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "30", "--logs", "--health",
                    "--ckpt-every", "10"})

@@ -16,7 +16,7 @@ using std::chrono::milliseconds;
 class TuiBaseline : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
         for (const auto& [dir, faults] : {std::pair<std::string, std::string>{"base", ""}, {"drift", "drift@50x2"}}) {
             std::vector<std::string> argv = {program("msmon"), "simulate", tmp / dir, "--ranks", "2", "--steps", "100"};
             if (!faults.empty()) argv.insert(argv.end(), {"--faults", faults});

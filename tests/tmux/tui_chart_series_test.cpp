@@ -18,7 +18,7 @@ bool contains(const std::string& s, const std::string& part) {
 }
 
 TEST(TuiChartSeries, tensors_side_by_side_are_counted_named_and_paged_and_the_band_spans_every_rank) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "4", "--steps", "50", "--xy", "--faults",
                    "nan@35:r3"})
@@ -73,7 +73,7 @@ TEST(TuiChartSeries, tensors_side_by_side_are_counted_named_and_paged_and_the_ba
 // A gradient spike (every gradient x100 at step 30, 2 ranks): with `y` the axis spans the ordinary steps and the
 // spike is marked on the top edge.
 TEST(TuiChartSeries, robust_y_keeps_the_ordinary_steps_readable_and_marks_the_spike) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     ASSERT_EQ(run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "50", "--faults", "spike@30"})
                   .exit_code,

@@ -43,7 +43,7 @@ struct Fixture {
 };
 
 TEST(TuiConfig, toggle_dynamic_on_set_collect_times_review_and_save) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     Fixture f;
     struct stat before {};
     ASSERT_EQ(::stat(f.cfg.c_str(), &before), 0);
@@ -106,7 +106,7 @@ TEST(TuiConfig, toggle_dynamic_on_set_collect_times_review_and_save) {
 }
 
 TEST(TuiConfig, a_write_back_under_unsaved_edits_shows_both_and_keeps_what_the_user_chooses) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     Fixture f;
     json on = json::parse(kConfig);
     on["dynamic_on"] = true;

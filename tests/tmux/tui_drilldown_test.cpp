@@ -113,7 +113,7 @@ std::string move_until(TmuxSession& t, const std::string& key, const std::functi
 class TuiDrilldown : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
         job_ = tmp_ / "job";
         db_ = tmp_ / "store.db";
         auto sim = run({program("msmon"), "simulate", job_, "--ranks", "4", "--steps", "60", "--faults",
@@ -275,7 +275,7 @@ TEST_F(TuiDrilldown, a_drill_down_leaves_the_overviews_kind_op_filter_and_select
 
 // A live run sorted by deviation reorders the rows as values arrive; the highlight stays on the rank chosen.
 TEST(TuiOverviewSelection, follows_the_rank_when_sorting_by_deviation_reorders_rows_on_a_live_run) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     const std::string out = tmp / "job";
     Background sim({program("msmon"), "simulate", out, "--ranks", "8", "--steps", "400", "--step-ms", "150"},

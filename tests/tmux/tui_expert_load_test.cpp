@@ -13,7 +13,7 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(TuiExpertLoad, planted_collapsed_expert_is_flagged) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     const std::string job = tmp / "job";
     auto sim = run({program("msmon"), "simulate", job, "--ranks", "2", "--steps", "16", "--params", "2",
@@ -49,7 +49,7 @@ TEST(TuiExpertLoad, planted_collapsed_expert_is_flagged) {
 // 300 steps on a 63-column map: the whole history is drawn (each column the max of its steps), and a step axis under
 // the experts names the first, middle and last step, so the step where the collapse began can be read off.
 TEST(TuiExpertLoad, the_map_holds_the_whole_history_with_a_step_axis) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     const std::string job = tmp / "job";
     auto sim = run({program("msmon"), "simulate", job, "--ranks", "2", "--steps", "300", "--params", "2",

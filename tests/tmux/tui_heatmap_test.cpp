@@ -35,7 +35,7 @@ int row_of(int pos) {
 class TuiHeatmap : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
         auto sim = run({program("msmon"), "simulate", tmp_ / "job", "--ranks", std::to_string(kRanks), "--steps",
                         std::to_string(kSteps), "--params", "2"});
         ASSERT_EQ(sim.exit_code, 0) << sim.err;

@@ -122,7 +122,7 @@ void expect_members_in_training_order(const std::vector<IncidentLine>& rows, con
 class TuiIncidents : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     }
     // The run ingested first (a live TUI would show the incidents growing as ranks arrive), then the TUI on
     // it.
@@ -251,7 +251,8 @@ TEST_F(TuiIncidents, a_spike_and_a_nan_are_two_incidents_each_charted_from_its_o
 
 TEST_F(TuiIncidents, a_real_msprobe_nan_is_one_incident_from_layer_0_fc2_on_rank_3_at_step_11) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     auto t = open(shared + "/fixtures/msprobe-faults/nan", "0-49");
     std::string screen =
         t->screen_when([](const std::string& s) { return status_line(s).find("| 1 incident |") != std::string::npos; },

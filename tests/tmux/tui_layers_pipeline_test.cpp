@@ -54,7 +54,7 @@ void write_pipeline_job(const std::string& job) {
 }
 
 TEST(TuiLayersPipeline, one_step_fixed_shows_the_whole_model_across_the_stages_and_names_them) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     write_pipeline_job(tmp / "job");
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "store.db"}).exit_code, 0);

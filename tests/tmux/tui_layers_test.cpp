@@ -113,9 +113,10 @@ bool contains(const std::string& s, const std::string& part) {
 
 // The real msprobe run with a NaN (../shared): one NaN in layers.0.fc2's output on rank 3 at step 11.
 TEST(TuiLayers, a_real_nan_opens_on_its_origin_cell_and_enter_d_and_bang_keep_to_that_cell) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     LayersSession s;
     ASSERT_TRUE(s.open(shared + "/fixtures/msprobe-faults/nan", 110, 34)) << (s.tui ? s.tui->capture() : "");
     // Opens on rank 3, the cursor on the origin's cell.
@@ -196,9 +197,10 @@ TEST(TuiLayers, a_real_nan_opens_on_its_origin_cell_and_enter_d_and_bang_keep_to
 
 // The real run where rank 0's batch is x25 at step 44: the origin is rank 0's embedding input, a jump, not a NaN.
 TEST(TuiLayers, a_real_corrupt_batch_opens_on_rank_0_s_embedding_input_at_step_44_with_its_ratio) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     LayersSession s;
     ASSERT_TRUE(s.open(shared + "/fixtures/msprobe-faults/baddata", 110, 34)) << (s.tui ? s.tui->capture() : "");
     auto l = s.when([](const LayersScreen& l) { return contains(l.cursor, "(the top incident began here)"); });
@@ -219,7 +221,7 @@ TEST(TuiLayers, a_real_corrupt_batch_opens_on_rank_0_s_embedding_input_at_step_4
 // The simulator's NaN in layer 1's MLP output on rank 3 at step 35, with two micro-steps a step (a job the project
 // makes itself): micro-steps folded, `m` apart, `/` by label, Space folds a layer, Enter at the cell.
 TEST(TuiLayers, a_simulated_nan_with_micro_steps_filters_folds_and_charts_at_its_step) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     LayersSession s;
     ASSERT_EQ(run({program("msmon"), "simulate", s.tmp / "job", "--ranks", "4", "--steps", "50", "--xy", "--faults",
                    "nan@35:r3"})
@@ -279,9 +281,9 @@ TEST(TuiLayers, a_simulated_nan_with_micro_steps_filters_folds_and_charts_at_its
 
 // msprobe's own xy (micro-steps 0 and 1) and alert runs (../shared): a row per tensor, micro-steps apart on `m`.
 TEST(TuiLayers, real_micro_step_runs_fold_their_micro_steps_and_show_them_apart_on_m) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe runs are not available";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe runs are not available");
     for (const char* run_name : {"xy", "alert"}) {
         TempDir tmp;
         const std::string job = shared + "/fixtures/msprobe-real/" + run_name;
@@ -306,7 +308,7 @@ TEST(TuiLayers, real_micro_step_runs_fold_their_micro_steps_and_show_them_apart_
 // A derived kind in the Layers tab: every gradient x100 at step 30 (2 ranks) shows as each layer's gradient norm
 // jumping about 100x its last 8 steps, at the step the incident points to.
 TEST(TuiLayers, the_layers_gradient_norm_is_a_kind_of_its_own_and_shows_a_gradient_spike) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     LayersSession s;
     ASSERT_EQ(
         run({program("msmon"), "simulate", s.tmp / "job", "--ranks", "2", "--steps", "50", "--faults", "spike@30"})
@@ -334,7 +336,8 @@ TEST(TuiLayers, the_layers_gradient_norm_is_a_kind_of_its_own_and_shows_a_gradie
 // 80x24 in ASCII without colour: the origin's mark is '@', names keep their layer and module, the read-out fits.
 TEST(TuiLayers, at_80x24_in_ascii_the_origin_is_marked_and_names_keep_their_layer) {
     const std::string shared = shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real msprobe fault runs are not available";
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     TempDir tmp;
     ASSERT_EQ(
         run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/nan", "--db", tmp / "store.db"}).exit_code,

@@ -71,7 +71,7 @@ void write_next_step(const std::string& job, int step, int nan_rank) {
 class TuiNotify : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
         // The backlog: 30 steps with a gradient spike at step 10 (an incident before msmon-tui was started).
         const auto r = run({program("msmon"), "simulate", tmp / "job", "--ranks", "4", "--params", "6", "--steps", "30",
                             "--faults", "spike@10"},

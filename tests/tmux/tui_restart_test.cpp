@@ -29,7 +29,7 @@ protected:
 };
 
 TEST_F(TuiRestart, the_chart_shows_two_segments_and_health_lists_the_restart) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db"), 200, 40, tmux_env(tmp));
     // Caught up: msprobe's steps 0-59 and MindFormers' log, whose steps count from 1, to 60.
     ASSERT_TRUE(t.settle()) << t.last_wait_error() << "\n" << t.capture();

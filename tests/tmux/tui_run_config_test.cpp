@@ -11,7 +11,7 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(TuiRunConfig, health_tab_shows_the_config_from_text_summaries) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     const std::string job = tmp / "job";
     auto sim = run({program("msmon"), "simulate", job, "--ranks", "2", "--steps", "6", "--params", "2", "--tensorboard",

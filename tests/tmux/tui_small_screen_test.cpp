@@ -30,7 +30,7 @@ std::string squeezed(const std::string& s) {
 class TuiSmallScreen : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     }
     // A simulated job ingested, and what `msmon anomalies --format json` says of it.
     nlohmann::json make_job(const std::vector<std::string>& simulate_args) {

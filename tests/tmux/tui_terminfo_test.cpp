@@ -33,7 +33,7 @@ protected:
 };
 
 TEST_F(TuiTerminfo, a_terminal_the_node_cannot_describe_is_drawn_with_the_built_in_description) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     for (const std::string term : {"xterm-kitty", "tmux-256color", "vt220"}) {
         TmuxSession t(command(term), 120, 30, tmux_env(tmp));
         const std::string screen = t.wait_for("kind ", milliseconds(10000));
@@ -46,7 +46,7 @@ TEST_F(TuiTerminfo, a_terminal_the_node_cannot_describe_is_drawn_with_the_built_
 }
 
 TEST_F(TuiTerminfo, a_terminal_nothing_describes_is_named_with_the_fix) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TmuxSession t(command("weird-term"), 120, 30, tmux_env(tmp));
     const std::string screen = t.wait_for("exit=", milliseconds(10000));
     EXPECT_NE(screen.find("no terminfo description of TERM=weird-term"), std::string::npos) << screen;

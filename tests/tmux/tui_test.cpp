@@ -33,7 +33,7 @@ std::size_t columns(const std::string& line) {
 class Tui : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+        if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
         job_ = tmp_ / "job";
         db_ = tmp_ / "store.db";
         auto sim = run({program("msmon"), "simulate", job_, "--ranks", "4", "--steps", "30", "--params", "6"});
@@ -217,7 +217,7 @@ namespace msmon::test {
 namespace {
 
 TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
                   {{"LANG", "C.UTF-8"},
@@ -258,7 +258,7 @@ TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
 // blank terminal. q restores the terminal and gives the prompt back at once; the folder goes in a detached process.
 // 60,000 planted files stand for the long demo: the folder must still be there when the prompt is back.
 TEST(TuiDemo, q_gives_the_prompt_back_at_once_and_the_demo_folder_is_removed_in_the_background) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     const std::string demo_tmp = tmp / "t";
     std::filesystem::create_directories(demo_tmp);
@@ -301,7 +301,7 @@ TEST(TuiDemo, q_gives_the_prompt_back_at_once_and_the_demo_folder_is_removed_in_
 // 35, which reaches every rank) are two incidents, the job's restart after step 40 none; Enter on the NaN charts it
 // where it began, in the stretch of the run the restart abandoned.
 TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_where_it_began) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 150", 120, 40,
                   {{"LANG", "C.UTF-8"},
@@ -364,7 +364,7 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
 // The demo also writes TensorBoard event files: the Experts tab shows MoE expert load with the router collapse planted
 // on layer_1 (expert 3 takes most tokens from step 10), and the Health tab the run config from text summaries.
 TEST(TuiDemo, experts_tab_flags_the_planted_collapse_and_health_has_the_run_config) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
                   {{"LANG", "C.UTF-8"},
@@ -392,7 +392,7 @@ namespace {
 class TuiTerm : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TuiTerm, opens_and_quits_cleanly_under_this_term) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     ASSERT_EQ(
         run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "10", "--params", "3"}).exit_code,

@@ -20,7 +20,7 @@ using std::chrono::milliseconds;
 constexpr std::int64_t kStart = 1700000000;  // 2023-11-14 22:13:20 UTC
 
 TEST(TuiTimeAxis, the_wall_clock_axis_clips_a_planted_60_s_pause_and_reads_out_step_and_time) {
-    if (!TmuxSession::available()) GTEST_SKIP() << "tmux is not installed";
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
     auto env = tmux_env(tmp);
     env["TZ"] = "UTC";

@@ -23,7 +23,7 @@ std::vector<std::string> fixture_lines(const std::string& name) {
 }
 
 TEST(MindFormersLog, rendered_worker_log_parses_line_by_line) {
-    if (test::shared_dir().empty()) GTEST_SKIP() << "../shared is absent: no MindFormers fixtures to read";
+    if (test::shared_dir().empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no MindFormers fixtures to read");
     const auto lines = fixture_lines("worker_0.log");
     ASSERT_EQ(lines.size(), 38u);
 
@@ -136,7 +136,7 @@ TEST(MindFormersLog, rendered_worker_log_parses_line_by_line) {
 }
 
 TEST(MindFormersLog, rendered_rank_info_log_parses_line_by_line) {
-    if (test::shared_dir().empty()) GTEST_SKIP() << "../shared is absent: no MindFormers fixtures to read";
+    if (test::shared_dir().empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no MindFormers fixtures to read");
     const auto lines = fixture_lines("rank_7_info.log");
     ASSERT_EQ(lines.size(), 13u);
 

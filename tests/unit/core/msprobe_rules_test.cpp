@@ -252,7 +252,7 @@ void expect_fixture_rules(const MsprobeAlertRules& r) {
 
 TEST(MsprobeAlertConfig, fixture_config_gives_turbulence_then_nan_with_dump) {
     const std::string shared = test::shared_dir();
-    if (shared.empty()) GTEST_SKIP() << "../shared is absent: no msprobe-real fixture";
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no msprobe-real fixture");
     const std::string text = test::read_file(shared + "/fixtures/msprobe-real/alert/config.json");
     std::string error;
     auto r = MsprobeAlertRules::from_config(nlohmann::json::parse(text), error);
@@ -529,7 +529,7 @@ std::map<std::pair<std::string, std::string>, std::vector<Observation>> read_fix
 
 TEST(MsprobeFixtureAlert, rules_on_the_csvs_fire_exactly_where_msprobe_printed) {
     const std::string dir = alert_fixture_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared is absent: no msprobe-real alert fixture";
+    if (dir.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no msprobe-real alert fixture");
 
     std::string error;
     auto rules = MsprobeAlertRules::from_config(nlohmann::json::parse(test::read_file(dir + "/config.json")), error);
@@ -645,7 +645,7 @@ std::string joined(const std::vector<std::string>& v) {
 
 TEST(MsprobeFixtureAlert, analyser_order_reproduces_anomaly_processor_top_k) {
     const std::string dir = alert_fixture_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared is absent: no msprobe-real alert fixture";
+    if (dir.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no msprobe-real alert fixture");
     const auto entries = load_dump(dir + "/monitor_output/anomaly_detected/rank0/anomaly.json");
     ASSERT_EQ(entries.size(), 771u);
 
