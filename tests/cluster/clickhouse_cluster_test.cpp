@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <thread>
 
 #include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/clickhouse/clickhouse_schema.hpp"
@@ -87,12 +86,35 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
     ASSERT_GE(wait_until([&] { return shipped() > 0; }, std::chrono::seconds(30)).count(), 0)
         << "nothing reached ClickHouse; agent 0 stderr: " << agents[0]->err();
 
-    // Mid-run: ClickHouse dies (SIGKILL) for 2 s, and node 1's agent is killed and restarted.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // Mid-run, once every node has shipped step 10 (of 40): ClickHouse dies (SIGKILL) until every other agent has
+    // found it gone, and node 1's agent is killed and restarted meanwhile.
+    auto nodes_past = [&](int step) {
+        try {
+            return std::stoll(
+                ch.scalar("SELECT uniqExact(node) FROM msmon_it.points WHERE step >= " + std::to_string(step)));
+        } catch (const std::exception&) {
+            return -1LL;
+        }
+    };
+    ASSERT_GE(wait_until([&] { return nodes_past(10) == kNodes; }, std::chrono::seconds(30)).count(), 0)
+        << "not every node shipped step 10; agent 0 stderr: " << agents[0]->err();
+    std::vector<std::size_t> said_before;
+    for (auto& a : agents) said_before.push_back(a->err().size());
     ch.kill();
     agents[1]->signal(SIGKILL);
     agents[1]->wait(std::chrono::seconds(10));
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    for (int n : {0, 2, 3}) {
+        const auto& a = agents[static_cast<std::size_t>(n)];
+        EXPECT_GE(wait_until(
+                      [&] {
+                          return a->err().find("rows wait in the local store",
+                                               said_before[static_cast<std::size_t>(n)]) != std::string::npos;
+                      },
+                      std::chrono::seconds(30))
+                      .count(),
+                  0)
+            << "agent " << n << " never found ClickHouse gone; stderr: " << a->err();
+    }
     agents[1] = std::make_unique<Background>(cluster_agent_args(tmp / "node1", url, 1), tmp.path(), env);
     ASSERT_TRUE(ch.start()) << "clickhouse-server did not restart: " << ch.log();
     ch.scalar("SYSTEM STOP MERGES");

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 #include <tuple>
 
 #include "store/clickhouse/clickhouse_reader.hpp"
@@ -212,7 +211,15 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
     // 6-8); node 1 rewrites rank 3's module_struct.json.
     agents[0]->signal(SIGKILL);
     agents[0]->wait(std::chrono::seconds(10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the new issues are shipped in a later second
+    // The new issues are shipped in a later second than the first ones (ClickHouse stamps `shipped` to the second).
+    ASSERT_GE(wait_until(
+                  [&] {
+                      return ch.scalar("SELECT now() > max(shipped) FROM msmon_details.issues WHERE job = '" + kJob +
+                                       "'") == "1";
+                  },
+                  std::chrono::seconds(5))
+                  .count(),
+              0);
     append_file(run_dir(tmp / "node0", 0) + "/grad_reduced_0-0.csv",
                 "0,layers.0.fc1.weight,1,0.6,-0.1,0.1,[4],torch.float32\n"
                 "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32\n"

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -29,6 +31,16 @@ std::vector<std::string> keys_of(const Json& list) {
     std::vector<std::string> out;
     for (const auto& a : list) out.push_back(a.value("key", ""));
     return out;
+}
+
+// How many ranks have grad_reduced norms of `step` in the store at `db` (0 while there is no store).
+std::size_t ranks_at_step(const std::string& db, std::size_t step) {
+    std::string error;
+    std::set<std::string> ranks;
+    for (const auto& row :
+         query_rows(db, {"--kind", "grad_reduced", "--op", "norm", "--steps", std::to_string(step)}, {}, error))
+        ranks.insert(row.rank);
+    return ranks.size();
 }
 
 std::vector<std::string> keys_of_file(const std::string& path) {
@@ -168,6 +180,7 @@ TEST(StalledRank, a_rank_that_stops_writing_among_64_is_flagged_while_the_others
             if (r != 9 || step < 15)
                 append_file(files[static_cast<std::size_t>(r)],
                             "0,w," + std::to_string(step) + ",1.5,[4],torch.float32\n");
+        // paces the input: a step every 200 ms
         std::this_thread::sleep_until(start + std::chrono::milliseconds(200 * (step + 1)));
         if (step > 20 && step % 3 == 0) {
             for (const auto& a : anomalies_json(db, {"--source", "detected"}))
@@ -203,10 +216,17 @@ TEST(StalledRank, attaching_to_a_running_job_and_restarting_msmon_raise_no_stall
     for (int session = 0; session < 2; ++session) {  // attach mid-run; then msmon restarts and catches up again
         Background follow({program("msmon"), "ingest", job, "--follow", "--db", db}, tmp.path(),
                           {{"XDG_STATE_HOME", tmp / "state"}});
-        std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+        // msmon catches up, then follows 30 live steps (the last step at most): until it has stored that step
+        // on every rank.
+        const std::size_t until_step = std::min<std::size_t>(steps_written() + 30, 89);
+        ASSERT_GE(
+            wait_until([&] { return ranks_at_step(db, until_step) == 8; }, std::chrono::milliseconds(20000)).count(), 0)
+            << "step " << until_step << " never reached the store on every rank; stderr: " << follow.err();
         follow.signal(SIGTERM);
         EXPECT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the job moves on while msmon is away
+        // The job moves on while msmon is away: 5 steps.
+        const std::size_t back_at = std::min<std::size_t>(steps_written() + 5, 90);
+        ASSERT_GE(wait_until([&] { return steps_written() >= back_at; }, std::chrono::milliseconds(20000)).count(), 0);
     }
     EXPECT_EQ(sim.wait(std::chrono::milliseconds(30000)), 0);
     std::size_t stalls = 0;
@@ -226,11 +246,16 @@ TEST(StalledRank, a_job_that_ends_raises_no_stall_on_any_rank) {
     std::filesystem::create_directories(job);
     Background follow({program("msmon"), "ingest", job, "--follow", "--db", db}, tmp.path(),
                       {{"XDG_STATE_HOME", tmp / "state"}});
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_GE(wait_until([&] { return std::filesystem::exists(db); }, std::chrono::milliseconds(5000)).count(), 0)
+        << "msmon did not open its store; stderr: " << follow.err();
     auto sim =
         run({program("msmon"), "simulate", job, "--ranks", "8", "--steps", "30", "--step-ms", "100", "--params", "4"});
     ASSERT_EQ(sim.exit_code, 0) << sim.err;
-    std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // 30 median step times after the end
+    ASSERT_GE(wait_until([&] { return ranks_at_step(db, 29) == 8; }, std::chrono::milliseconds(5000)).count(), 0)
+        << "the job's last step never reached the store on every rank; stderr: " << follow.err();
+    // paces the input: the ended job stays silent for 30 median step times while msmon watches (a stalled rank is
+    // one silent for 5, and at least 1 s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
     follow.signal(SIGTERM);
     EXPECT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
     const auto found = anomalies_json(db, {"--source", "detected"});
@@ -268,13 +293,32 @@ TEST(AnomalyDump, entries_stay_stored_when_the_trainer_resets_the_dump_and_bad_j
         return r.exit_code == 0 ? nlohmann::json::parse(r.out).size() : 0u;
     };
     ASSERT_GE(wait_until([&] { return count() == 1; }, std::chrono::milliseconds(5000)).count(), 0);
+    // The one value `sql` selects from the store, or "" while there is none.
+    auto stored = [&](const std::string& sql) {
+        std::string error;
+        const auto rows = sqlite_rows(db, sql, error);
+        return rows.size() == 1 ? rows[0][0] : std::string();
+    };
     write_file(dump, "{}");  // the trainer restarted (or collection was re-enabled): the dump is reset
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_GE(wait_until([&] { return stored("SELECT size FROM whole_file WHERE path LIKE '%/anomaly.json'") == "2"; },
+                         std::chrono::milliseconds(3000))
+                  .count(),
+              0)
+        << "msmon never read the reset dump; stderr: " << follow.err();
     write_file(dump, "{\n " + dump_entry(tag, 9, 41, "norm", "nan") + "\n}");
     EXPECT_GE(wait_until([&] { return count() == 2; }, std::chrono::milliseconds(3000)).count(), 0)
         << "an anomaly stored before the reset was lost";
     write_file(dir + "/../anomaly_analyse.json", "{ this is not json }");
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    ASSERT_GE(wait_until(
+                  [&] {
+                      return stored(
+                                 "SELECT count(*) FROM parse_issue JOIN file ON file.id = parse_issue.file_id "
+                                 "WHERE file.path LIKE '%/anomaly_analyse.json'") == "1";
+                  },
+                  std::chrono::milliseconds(3000))
+                  .count(),
+              0)
+        << "msmon never stored the unreadable anomaly_analyse.json; stderr: " << follow.err();
     follow.signal(SIGTERM);
     ASSERT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
     EXPECT_NE(follow.out().find("\"errors\": 1"), std::string::npos) << follow.out();

@@ -315,7 +315,7 @@ TEST(CliContract, default_store_is_one_hashed_file_under_xdg_cache_and_nothing_i
                                                     {"XDG_STATE_HOME", tmp / "state"}};
     const std::string job = make_job(tmp);
     const std::string before = tree_listing(job);
-    std::this_thread::sleep_for(milliseconds(20));  // a write inside DIR would show as a new mtime
+    std::this_thread::sleep_for(milliseconds(20));  // paces the input: a write inside DIR would show as a new mtime
 
     auto ingest = run({program("msmon"), "ingest", job + "/", "--json"}, env);
     ASSERT_EQ(ingest.exit_code, 0) << ingest.err;

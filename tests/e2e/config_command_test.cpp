@@ -234,6 +234,8 @@ TEST(ConfigCommand, a_file_caught_while_the_trainer_rewrites_it_is_read_once_it_
     const std::string cfg = tmp / "config.json";
     write_file(cfg, "");  // the trainer truncated it and has not written yet
     std::thread trainer([&] {
+        // paces the input: the trainer's write lands 200 ms on, while msmon config reads the empty file again and
+        // again (it gives up after 1 s)
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         write_file(cfg, kConfig);
     });

@@ -66,9 +66,13 @@ TEST_P(FileRotation, truncated_file_rewritten_with_new_rows_keeps_old_values_and
     start();
     ASSERT_TRUE(wait_norm(2, "3.5")) << ingest_->err();
 
-    // Truncated to nothing, then (once msmon has seen it empty) a shorter new content.
+    // Truncated to nothing, then (once msmon has seen it empty, and said so) a shorter new content.
     ASSERT_EQ(::truncate(path.c_str(), 0), 0);
-    std::this_thread::sleep_for(milliseconds(300));
+    ASSERT_GE(wait_until([&] { return ingest_->err().find("truncated (size 0 < offset") != std::string::npos; },
+                         milliseconds(2000))
+                  .count(),
+              0)
+        << "msmon did not see the file empty; stderr: " << ingest_->err();
     append_file(path, kHeader + row(3, "4.5"));
     EXPECT_TRUE(wait_norm(3, "4.5")) << "row written after truncation not read";
 
@@ -91,7 +95,7 @@ TEST_P(FileRotation, file_rewritten_in_place_with_equal_length_is_read_again) {
     write_file(path, old_text);
     start();
     ASSERT_TRUE(wait_norm(1, "2.5")) << ingest_->err();
-    std::this_thread::sleep_for(milliseconds(20));  // a distinct mtime for the poller
+    std::this_thread::sleep_for(milliseconds(20));  // paces the input: a distinct mtime for the poller
     // Overwrite the bytes without truncating: same inode, same size, different first bytes.
     std::FILE* f = std::fopen(path.c_str(), "r+b");
     ASSERT_NE(f, nullptr);

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <thread>
 
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
@@ -174,12 +173,19 @@ TEST_P(FsFaultsLive, a_folder_and_a_file_that_deny_reading_are_said_once_and_rea
     Background ingest(unprivileged(follow_args(job, db, GetParam())), tmp.path(), env);
     ASSERT_GE(wait_until([&] { return has_value(db, 0, 3, env, true); }, milliseconds(8000)).count(), 0)
         << ingest.err();
-    std::this_thread::sleep_for(milliseconds(300));
+    // msmon has tried to read the folder and the file, and said it cannot.
+    const std::string denied_folder = "cannot read folder '" + rank_dir(job, 1) + "' (Permission denied)";
+    const std::string denied_file = "cannot read '" + rank_dir(job, 0) + "/actv_0-99.csv'";
+    wait_until(
+        [&] {
+            const std::string err = ingest.err();
+            return err.find(denied_folder) != std::string::npos && err.find(denied_file) != std::string::npos;
+        },
+        milliseconds(5000));
     EXPECT_FALSE(has_value(db, 1, 0, env, true)) << "root was not dropped: rank 1's folder was read";
     const std::string err_before = ingest.err();
-    EXPECT_NE(err_before.find("cannot read folder '" + rank_dir(job, 1) + "' (Permission denied)"), std::string::npos)
-        << err_before;
-    EXPECT_NE(err_before.find("cannot read '" + rank_dir(job, 0) + "/actv_0-99.csv'"), std::string::npos) << err_before;
+    EXPECT_NE(err_before.find(denied_folder), std::string::npos) << err_before;
+    EXPECT_NE(err_before.find(denied_file), std::string::npos) << err_before;
 
     fs::permissions(rank_dir(job, 1), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                           fs::perms::others_read | fs::perms::others_exec);
@@ -362,7 +368,16 @@ TEST(FsFaults, a_full_disk_under_the_store_pauses_ingest_visibly_and_it_resumes_
               0)
         << "no full-disk error shown; stderr: " << ingest.err();
     EXPECT_NE(ingest.err().find("store commit failed, reading paused, will retry"), std::string::npos) << ingest.err();
-    std::this_thread::sleep_for(milliseconds(500));
+    // The failed commit is retried, not given up on: three retries have failed since.
+    auto failed_commits = [&] {
+        const std::string err = ingest.err();
+        std::size_t n = 0;
+        for (auto at = err.find("store commit failed"); at != std::string::npos;
+             at = err.find("store commit failed", at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_GE(wait_until([&] { return failed_commits() >= 4; }, milliseconds(5000)).count(), 0) << ingest.err();
     EXPECT_EQ(ingest.wait(milliseconds(0)), -1000) << "ingest ended on a full disk: " << ingest.err();
     ASSERT_TRUE(disk.resize("256m"));
     const auto t = wait_until([&] { return ingest.err().find("store commit works again") != std::string::npos; },

@@ -228,6 +228,8 @@ TEST_P(EmptyRankFolder, given_directly_before_its_first_file_it_is_followed_as_t
     const std::string db = tmp / "store.db";
     Background ingest({program("msmon"), "ingest", dir, "--follow", "--db", db, "--json"}, tmp.path(), env);
     ASSERT_GE(wait_until([&] { return fs::exists(db); }, milliseconds(3000)).count(), 0) << ingest.err();
+    // paces the input: the first file comes 150 ms after msmon opened its store, once it follows the folder (msmon
+    // ingest says nothing when it starts to follow)
     std::this_thread::sleep_for(milliseconds(150));
     if (v2)
         write_file(dir + "/weight_grad_step0-0.csv",
@@ -261,7 +263,9 @@ TEST_P(LateMonitorOutput, monitor_output_created_after_follow_started_is_picked_
     if (GetParam() == "polling") argv.insert(argv.end(), {"--poll-ms", "100"});
     Background ingest(argv, tmp.path(), env);
     ASSERT_GE(wait_until([&] { return fs::exists(db); }, milliseconds(3000)).count(), 0) << ingest.err();
-    std::this_thread::sleep_for(milliseconds(150));  // well into the follow loop
+    // paces the input: monitor_output/ appears 150 ms after msmon opened its store, once it follows the job (msmon
+    // ingest says nothing when it starts to follow)
+    std::this_thread::sleep_for(milliseconds(150));
 
     const std::string rank_dir = job + "/monitor_output/Nov22_13-55-47-rank2-426b92d1";
     fs::create_directories(rank_dir);

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "tests/support/test_env.hpp"
 
@@ -62,7 +63,10 @@ TEST_P(LiveFollow, appended_rows_half_lines_new_ranks_and_new_files_are_queryabl
     // 2. A line written in two halves: nothing until the newline, then the whole value.
     const std::string line = row("embed.weight", 2, 3.125);
     append_file(rank0 + "/grad_reduced_0-4.csv", line.substr(0, 20));
-    std::this_thread::sleep_for(milliseconds(400));
+    // A whole row in another file, written after the half line: once it is stored, msmon has read past the half line.
+    write_file(rank0 + "/param_origin_0-4.csv", kHeader + row("embed.weight", 2, 0.5));
+    ASSERT_GE(wait_until([&] { return visible(db, 0, "param_origin", 2, "0.5"); }, milliseconds(5000)).count(), 0)
+        << "a row written after the half line never arrived; stderr: " << ingest.err();
     EXPECT_EQ(query(db, 0, "grad_reduced", 2).find("embed.weight"), std::string::npos) << "a half line was stored";
     append_file(rank0 + "/grad_reduced_0-4.csv", line.substr(20));
     t = wait_until([&] { return visible(db, 0, "grad_reduced", 2, "3.125"); }, second);
@@ -141,7 +145,7 @@ TEST_P(LiveFollow, the_progress_line_counts_ranks_while_runs_arrive) {
                 if (!std::filesystem::exists(file)) write_file(file, kHeader);
                 append_file(file, row("w", step, step + 0.5));
             }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // paces the input: a step every 100 ms
     }
     ASSERT_GE(
         wait_until([&] { return visible(db, 0, "grad_reduced", 35, "35.5"); }, std::chrono::milliseconds(5000)).count(),

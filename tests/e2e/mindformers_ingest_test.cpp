@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "store/reader.hpp"
 #include "tests/support/e2e_support.hpp"
@@ -143,7 +142,13 @@ TEST(MindFormersIngest, restarts_rotation_tracebacks_and_bad_lines_from_bytes_wr
                       {{"XDG_STATE_HOME", tmp / "state"}});
     ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||3|"); }, std::chrono::milliseconds(5000)).count(),
               0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // msmon has read the traceback's first part: worker_0.log is in the store, read up to the traceback, which waits
+    // for its exception line. The cut health_ckpts.json was there from the start, like info.log.
+    auto worker_read = [&] {
+        std::string error;
+        return sqlite_rows(db, "SELECT offset FROM file WHERE path LIKE '%/msrun_log/worker_0.log'", error).size() == 1;
+    };
+    ASSERT_GE(wait_until(worker_read, std::chrono::milliseconds(5000)).count(), 0) << follow.err();
     append_file(worker, "    raise RuntimeError(\"device lost\")\nRuntimeError: device lost\n");
     write_file(out + "/health_ckpts.json",
                "[\n    {\n        \"is_health\": 0,\n        \"ckpt_name\": \"m_rank_0-3_1.safetensors\"\n    }\n]");
@@ -222,7 +227,12 @@ TEST(MindFormersIngest, a_log_copied_and_truncated_while_followed_is_not_read_ag
     append_file(dir + "/info.log", step_line(3, "9.000000", "2.0"));
     ASSERT_GE(wait_until([&] { return query_map(db).count("0|loss||3|"); }, std::chrono::milliseconds(5000)).count(),
               0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // msmon has looked at the copy, and says it holds what was read of info.log.
+    EXPECT_GE(wait_until([&] { return follow.err().find("info.log.1' holds what was read of") != std::string::npos; },
+                         std::chrono::milliseconds(5000))
+                  .count(),
+              0)
+        << follow.err();
     follow.signal(SIGTERM);
     ASSERT_EQ(follow.wait(std::chrono::milliseconds(5000)), 0);
     EXPECT_EQ(event_kinds(db)["start"], 1) << "the copy was read again; msmon's stderr: " << follow.err();

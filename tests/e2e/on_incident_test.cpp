@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
@@ -106,7 +106,21 @@ TEST(OnIncident, following_a_live_run_the_command_runs_once_when_the_nan_arrives
     ASSERT_GE(wait_until([&] { return lines_of(tmp / "runs.jsonl").size() >= 1; }, milliseconds(30000)).count(), 0)
         << "no run of the command; stderr: " << ingest.err();
     EXPECT_EQ(sim.wait(milliseconds(60000)), 0);
-    std::this_thread::sleep_for(milliseconds(2500));  // the run's last steps ingested and judged
+    // The run's last steps ingested: the store holds what a one-shot ingest of the ended run holds of them. Stopping
+    // then judges and announces what is left.
+    const auto last_steps = [&](const std::string& db) {  // the values of steps 69 and 70 (the logs' last), sorted
+        std::string error;
+        std::vector<std::string> keys;
+        for (const auto& row : query_rows(db, {"--steps", "69-70"}, isolated_env(tmp), error))
+            keys.push_back(row.key() + "=" + row.value);
+        std::sort(keys.begin(), keys.end());
+        return keys;
+    };
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "whole.db"}, isolated_env(tmp)).exit_code, 0);
+    const auto whole = last_steps(tmp / "whole.db");
+    ASSERT_FALSE(whole.empty());
+    EXPECT_GE(wait_until([&] { return last_steps(tmp / "s.db") == whole; }, milliseconds(10000)).count(), 0)
+        << "the run's last steps never reached the store; stderr: " << ingest.err();
     ingest.signal(SIGTERM);
     ASSERT_EQ(ingest.wait(milliseconds(30000)), 0) << ingest.err();
     const auto runs = lines_of(tmp / "runs.jsonl");

@@ -25,13 +25,13 @@ double seconds_since_step(const std::string& path) {
 }
 
 double wait_for_gauge(const std::string& path, double at_least, std::chrono::seconds limit) {
-    const auto until = std::chrono::steady_clock::now() + limit;
     double s = -1;
-    while (std::chrono::steady_clock::now() < until) {
-        s = seconds_since_step(path);
-        if (s >= at_least) return s;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    wait_until(
+        [&] {
+            s = seconds_since_step(path);
+            return s >= at_least;
+        },
+        limit);
     return s;
 }
 
@@ -54,13 +54,14 @@ TEST(PromRestart, a_restarted_agent_keeps_counting_a_stalled_rank_from_its_last_
         first.wait(std::chrono::seconds(10));
     }
     const double before = seconds_since_step(prom);
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // paces the input: 1 s of downtime, which the stall counts
     Background second(agent, tmp.path(), env);
     // The new agent's first file: the stall goes on from `before` plus the downtime, not from 0.
     const auto written = std::filesystem::last_write_time(prom);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::filesystem::last_write_time(prom) == written && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_GE(
+        wait_until([&] { return std::filesystem::last_write_time(prom) != written; }, std::chrono::seconds(30)).count(),
+        0)
+        << "the new agent never wrote " << prom << "; stderr: " << second.err();
     const double after = seconds_since_step(prom);
     EXPECT_GE(after, before + 1.0) << "before the restart " << before << " s; the new agent's first file says "
                                    << after;

@@ -8,7 +8,6 @@
 #include <csignal>
 #include <filesystem>
 #include <map>
-#include <thread>
 
 #include "tests/support/test_env.hpp"
 #include "tests/support/tmux_session.hpp"
@@ -62,10 +61,10 @@ TEST(ReadOnly, no_command_and_not_the_tui_changes_anything_in_the_job_folder) {
         EXPECT_FALSE(t.wait_for("Overview", std::chrono::milliseconds(8000)).empty());
         for (const char* key : {"2", "3", "4", "5", "1"}) {
             t.send_keys(key, true);
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            EXPECT_TRUE(t.settle()) << "key " << key << ": " << t.last_wait_error();
         }
         t.send_keys("q", true);
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        EXPECT_TRUE(t.wait_exit()) << "msmon-tui did not quit on q";
     }
     const auto after = tree_state(job);
     EXPECT_EQ(after.size(), before.size()) << "entries were added to or removed from the job folder";

@@ -122,7 +122,7 @@ int Background::wait(std::chrono::milliseconds timeout) {
             return decode_status(status);
         }
         if (std::chrono::steady_clock::now() > deadline) return -1000;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));  // paces the poll of waitpid
     }
 }
 
@@ -168,7 +168,7 @@ std::chrono::milliseconds wait_until(const std::function<bool()>& ok, std::chron
         if (ok())
             return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
         if (std::chrono::steady_clock::now() - start > timeout) return std::chrono::milliseconds(-1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // paces the poll of `ok`
     }
 }
 

@@ -73,6 +73,7 @@ void save_text(const std::string& path, const std::string& text) {
         ::flock(fd, LOCK_EX);
         const std::size_t half = text.size() / 2;
         [[maybe_unused]] auto a = ::write(fd, text.data(), half);
+        // paces the input: 1 ms between the halves, in which a reader can catch the partial file
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         [[maybe_unused]] auto b = ::write(fd, text.data() + half, text.size() - half);
         ::flock(fd, LOCK_UN);
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     long long has_collect_times = 0, collect_times = 100000000, step_interval = 1, start_step = 0;
     long long step = 0;
     for (long long i = 0; i < steps; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));  // forward, backward, optimizer.step()
+        // paces the input: one training step (forward, backward, optimizer.step()) every STEP_MS
+        std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
         // step_final_hook
         if (monitoring && in_module_ranks && step >= start_step && (step - start_step) % step_interval == 0) {
             ++has_collect_times;
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
                 }
             if (ok && config.is_object()) {
                 std::string pause;
+                // paces the input: a slow rank's gap between reading the config and writing it back
                 if (!pause_file.empty() && load_text(pause_file, pause) && std::atoi(pause.c_str()) > 0)
                     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(pause.c_str())));
                 config["dynamic_on"] = false;
