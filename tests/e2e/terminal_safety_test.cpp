@@ -112,14 +112,9 @@ TEST(TerminalSafety, hostile_names_are_escaped_in_every_view_and_in_cli_tables) 
     ASSERT_FALSE(t.wait_for("evil.weight", milliseconds(3000)).empty()) << t.capture();
     t.send_keys("Enter");  // drill into the chart of a hostile name
     ASSERT_TRUE(t.settle()) << t.last_wait_error();
-    t.send_keys("q", true);
-    ASSERT_TRUE(t.wait_exit()) << "msmon-tui did not exit on q";
-    // The recording ends with the terminal given back (the alternate screen left) once tmux has passed it on.
-    ASSERT_GE(
-        wait_until([&] { return read_file(raw).find("\x1b[?1049l") != std::string::npos; }, milliseconds(5000)).count(),
-        0)
-        << visible(read_file(raw).substr(read_file(raw).size() > 200 ? read_file(raw).size() - 200 : 0));
-    const std::string bytes = without_sync_markers(read_file(raw));
+    const auto output = t.output_after_quit(raw);
+    ASSERT_TRUE(output) << visible(t.last_wait_error());
+    const std::string& bytes = *output;
     ASSERT_GT(bytes.size(), 1000u) << "nothing was recorded";
     EXPECT_NE(bytes.find("evil.weight"), std::string::npos);
     EXPECT_EQ(raw_payload_in(bytes), "") << "a raw payload reached the terminal";

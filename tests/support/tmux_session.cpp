@@ -219,6 +219,23 @@ void TmuxSession::record_output(const std::string& path) {
     tmux("pipe-pane -o -t 0 " + shell_quote("cat >> " + shell_quote(path)));
 }
 
+std::optional<std::string> TmuxSession::output_after_quit(const std::string& path) {
+    send_keys("q", true);
+    if (!wait_exit()) {
+        wait_error_ = "the program did not exit on q within " + std::to_string(exit_limit().count()) + " ms";
+        return std::nullopt;
+    }
+    // tmux passes the last bytes on through pipe-pane's own process: they reach the file a moment later.
+    const auto ended = [&] { return read_file(path).find("\x1b[?1049l") != std::string::npos; };
+    if (wait_until(ended, std::chrono::milliseconds(5000)).count() < 0) {
+        const std::string bytes = read_file(path);
+        wait_error_ = "the recording never showed the terminal given back; its last bytes: " +
+                      bytes.substr(bytes.size() > 120 ? bytes.size() - 120 : 0);
+        return std::nullopt;
+    }
+    return without_sync_markers(read_file(path));
+}
+
 std::string TmuxSession::capture() const {
     return tmux("capture-pane -p -t 0");
 }

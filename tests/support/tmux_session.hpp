@@ -68,6 +68,10 @@ public:
     bool wait_exit(std::chrono::milliseconds timeout = exit_limit()) const;
     // Appends every byte the program writes to the terminal to `path` (tmux pipe-pane), from now on.
     void record_output(const std::string& path);
+    // Quits the program (q), waits for it to exit and for the recording at `path` to end with the terminal given
+    // back (the alternate screen left), and returns what was recorded without the sync markers; nullopt, the
+    // reason in last_wait_error(), if either does not happen.
+    std::optional<std::string> output_after_quit(const std::string& path);
 
 private:
     std::string tmux(const std::string& args) const;

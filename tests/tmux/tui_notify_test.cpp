@@ -105,14 +105,10 @@ TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_run
     screen = t.settled(TmuxSession::Wait::timers);
     ASSERT_NE(last_line(screen).find("steps 0-31"), std::string::npos) << screen;
     EXPECT_EQ(t.idle_point()->notified, 1u) << "rang again";
-    // Everything the program wrote, as tmux passed it on: it has left the terminal once it exits. Quitting waits
-    // for the --on-incident command.
-    t.send_keys("q", true);
-    ASSERT_TRUE(t.wait_exit()) << "msmon-tui did not exit on q";
-    ASSERT_GE(
-        wait_until([&] { return read_file(raw).find("\x1b[?1049l") != std::string::npos; }, milliseconds(5000)).count(),
-        0);
-    const std::string bytes = without_sync_markers(read_file(raw));
+    // Everything the program wrote, as tmux passed it on. Quitting waits for the --on-incident command.
+    const auto output = t.output_after_quit(raw);
+    ASSERT_TRUE(output) << t.last_wait_error();
+    const std::string& bytes = *output;
     // Inside tmux each OSC is wrapped for passthrough, its ESC doubled.
     EXPECT_EQ(count_of(bytes, "\x1bPtmux;\x1b\x1b]9;msmon: norm nan in grad_reduced at step 30, rank 1"), 1u);
     EXPECT_EQ(count_of(bytes, "\x1bPtmux;\x1b\x1b]777;notify;msmon;norm nan in grad_reduced at step 30, rank 1"), 1u);
@@ -145,13 +141,10 @@ TEST_F(TuiNotify, no_bell_and_no_notify_write_nothing_but_the_status_line_still_
     const std::string screen = t.settled(TmuxSession::Wait::timers);
     EXPECT_NE(screen.find("new incident: norm nan in grad_reduced at step 30, rank 2"), std::string::npos) << screen;
     EXPECT_EQ(t.idle_point()->notified, 0u);
-    // Everything the program wrote, as tmux passed it on: it has left the terminal once it exits.
-    t.send_keys("q", true);
-    ASSERT_TRUE(t.wait_exit()) << "msmon-tui did not exit on q";
-    ASSERT_GE(
-        wait_until([&] { return read_file(raw).find("\x1b[?1049l") != std::string::npos; }, milliseconds(5000)).count(),
-        0);
-    const std::string bytes = without_sync_markers(read_file(raw));
+    // Everything the program wrote, as tmux passed it on.
+    const auto output = t.output_after_quit(raw);
+    ASSERT_TRUE(output) << t.last_wait_error();
+    const std::string& bytes = *output;
     EXPECT_EQ(count_of(bytes, "]9;"), 0u);
     EXPECT_EQ(count_of(bytes, "\a"), 0u);
 }
