@@ -362,7 +362,19 @@ std::string TmuxSession::screen_when(const std::function<bool(const std::string&
             report_->wait_frame_after(frames, deadline);
         }
     }
-    // Another program reports nothing: its screen is looked at until it shows what is waited for.
+    return poll_screen(ok, deadline);
+}
+
+std::string TmuxSession::busy_screen_with(const std::string& text, std::chrono::milliseconds timeout) const {
+    const std::string screen = poll_screen([&](const std::string& s) { return s.find(text) != std::string::npos; },
+                                           std::chrono::steady_clock::now() + timeout);
+    return screen.find(text) == std::string::npos ? "" : screen;
+}
+
+// Another program reports nothing: its screen is looked at until it shows what is waited for.
+std::string TmuxSession::poll_screen(const std::function<bool(const std::string&)>& ok,
+                                     std::chrono::steady_clock::time_point deadline) const {
+    std::string screen;
     while (std::chrono::steady_clock::now() < deadline) {
         screen = capture();
         if (ok(screen)) {

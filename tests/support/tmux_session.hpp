@@ -63,6 +63,9 @@ public:
     // The same for any condition on the screen: the first screen on which `ok` holds; on timeout, the last screen
     // seen, for the failure message.
     std::string screen_when(const std::function<bool(const std::string&)>& ok, std::chrono::milliseconds timeout) const;
+    // The first screen that shows `text`, looked at every 30 ms whether or not the program has settled ("" on
+    // timeout): for a test that acts on a busy program at a moment of its own (a kill once the first frame is up).
+    std::string busy_screen_with(const std::string& text, std::chrono::milliseconds timeout) const;
     bool alive() const;
     // Waits until every process of the pane has exited (the program quit); false after `timeout`.
     bool wait_exit(std::chrono::milliseconds timeout = exit_limit()) const;
@@ -77,6 +80,8 @@ private:
     std::string tmux(const std::string& args) const;
     // Waits until tmux has processed what the program wrote up to its title marker for `sync`.
     bool terminal_shows_sync(std::uint64_t sync, std::chrono::steady_clock::time_point deadline) const;
+    std::string poll_screen(const std::function<bool(const std::string&)>& ok,
+                            std::chrono::steady_clock::time_point deadline) const;
     void end_program();
     std::string socket_;
     std::string report_dir_;                 // the program's report file's folder (msmon-tui), else empty
