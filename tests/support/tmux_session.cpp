@@ -110,6 +110,12 @@ void TmuxSession::end_program() {
     if (pane_pid_ <= 0) return;
     // tmux made the pane's shell the leader of its own process group; the program runs in it.
     if (live_members(pane_pid_).empty()) return;
+    // A program the test asked to quit (q) may be in its exit already (a sanitizer's leak check): a signal in the
+    // middle of that can hang it, so it gets a moment on its own first.
+    const auto own_exit = std::chrono::steady_clock::now() + exit_limit() / 4;
+    while (!live_members(pane_pid_).empty() && std::chrono::steady_clock::now() < own_exit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // paces the look at /proc
+    if (live_members(pane_pid_).empty()) return;
     ::kill(static_cast<pid_t>(-pane_pid_), SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + exit_limit();
     while (!live_members(pane_pid_).empty()) {
@@ -179,8 +185,8 @@ bool TmuxSession::settle(Wait what, std::chrono::milliseconds timeout) const {
     tmux("send-keys -t 0 C-]");
     const std::uint64_t k = ++syncs_sent_;
     const auto ok = [&](const IdlePoint& p) {
-        return p.sync >= k && (p.ingest == -1 || p.ingest >= since) &&
-               (what == Wait::input || (p.held == -1 && p.settle == -1));
+        return p.sync >= k && (what == Wait::keys || p.ingest == -1 || p.ingest >= since) &&
+               (what != Wait::timers || (p.held == -1 && p.settle == -1));
     };
     while (true) {
         // In slices: a program that exited writes nothing more, and its last screen is what there is.
@@ -355,7 +361,7 @@ std::string TmuxSession::screen_when(const std::function<bool(const std::string&
         while (true) {
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (!settle(Wait::input, std::max(left, std::chrono::milliseconds(0)))) return capture();
+            if (!settle(Wait::keys, std::max(left, std::chrono::milliseconds(0)))) return capture();
             const std::uint64_t frames = report_->frames();
             screen = capture();
             if (ok(screen) || !alive() || std::chrono::steady_clock::now() >= deadline) return screen;

@@ -30,6 +30,7 @@ public:
 
     // What settle() waits for, beyond the keys and files.
     enum class Wait {
+        keys,    // every key sent before the call is handled and drawn (a live job may keep ingest busy)
         input,   // every key sent and every file change made before the call is handled and drawn
         timers,  // that, and nothing held for later: no finding held for a rank's next step, no new incident
                  // waiting to settle (its announcement made)
@@ -57,7 +58,8 @@ public:
     // cannot show, such as which row is highlighted (reverse video) or which series are drawn faint (dim).
     std::string capture_styled() const;
     // Waits until the screen contains `text`; returns the screen, or "" on timeout. With msmon-tui, the screen
-    // is checked once the program has settled and then at each frame it draws; another program's screen is
+    // is checked once the program has handled the keys sent (Wait::keys: a job written faster than a sanitized
+    // build reads it never leaves ingest idle) and then at each frame it draws; another program's screen is
     // looked at every 30 ms and returned once it held still (tmux can show half of a frame).
     std::string wait_for(const std::string& text, std::chrono::milliseconds timeout) const;
     // The same for any condition on the screen: the first screen on which `ok` holds; on timeout, the last screen
