@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -67,10 +69,14 @@ const CommandSpec kIngestSpec{
     0,
 };
 
-IngestEngine* g_engine = nullptr;  // for the signal handler only
+// For the signal handler only. The handlers are installed first thing, so a stop that comes while the store opens
+// (a service stopped as it starts) is remembered and honoured once the engine exists, not lost to the default action.
+std::atomic<IngestEngine*> g_engine{nullptr};
+volatile std::sig_atomic_t g_stop_requested = 0;
 
 extern "C" void on_stop_signal(int) {
-    if (g_engine) g_engine->stop();
+    g_stop_requested = 1;
+    if (IngestEngine* e = g_engine.load()) e->stop();
 }
 
 void install_stop_handlers() {
@@ -84,6 +90,7 @@ void install_stop_handlers() {
 }  // namespace
 
 int run_ingest_command(int argc, char** argv) {
+    install_stop_handlers();
     bool help = false;
     std::string error;
     auto args = parse_args(kIngestSpec, argc, argv, 2, help, error);
@@ -349,11 +356,11 @@ int run_ingest_command(int argc, char** argv) {
             if (hook_worker) hook_worker->wake();
         };
     }
-    g_engine = &engine;
-    install_stop_handlers();
+    g_engine.store(&engine);
+    if (g_stop_requested) engine.stop();
     spdlog::info("ingest {} roots into {} (follow={})", options.roots.size(), db, options.follow);
     const bool ok = engine.run(error);
-    g_engine = nullptr;
+    g_engine.store(nullptr);
     // Stopping a worker runs its task once more: the last rows ship, the last gauges are written.
     if (ship_worker) ship_worker->stop();
     if (prom_worker) prom_worker->stop();
