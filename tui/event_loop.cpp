@@ -331,8 +331,12 @@ int run_live(const LaunchOptions& o) {
                 }
                 ScreenBuffer buf(term.width(), term.height());
                 app.compose(buf, term.glyphs());
+                if (report) report->frame_begins(now);
                 term.present(buf);
-                if (report) report->frame(now);
+                if (report) {
+                    report->frame(now);
+                    term.write_raw(report->terminal_marker());
+                }
                 last_frame = now;
                 reload = redraw = false;
                 if (app.visible_view_wants_reload()) reload = true;  // drawn on a new size: read for it next frame
@@ -390,6 +394,7 @@ int run_live(const LaunchOptions& o) {
             }
         }
     }
+    if (report) report->ended(std::chrono::steady_clock::now());  // the terminal is given back
     if (session) session->engine().stop();
     if (engine_thread.joinable()) engine_thread.join();
     g_wake_fd = -1;

@@ -39,14 +39,23 @@ void IdleReport::write_line(const std::string& line) {
 }
 
 std::string IdleReport::terminal_marker() {
-    if (syncs_ == marked_syncs_) return "";
+    if (syncs_ == marked_syncs_ && frames_ == marked_frames_) return "";
     marked_syncs_ = syncs_;
-    return "\x1b]2;msmon-sync-" + std::to_string(syncs_) + "\x1b\\";
+    marked_frames_ = frames_;
+    return "\x1b]2;msmon-sync-" + std::to_string(syncs_) + " frame-" + std::to_string(frames_) + "\x1b\\";
+}
+
+void IdleReport::frame_begins(Clock::time_point now) {
+    write_line("draw " + std::to_string(frames_ + 1) + " t=" + ns_text(now) + "\n");
 }
 
 void IdleReport::frame(Clock::time_point now) {
     ++frames_;
     write_line("frame " + std::to_string(frames_) + " t=" + ns_text(now) + "\n");
+}
+
+void IdleReport::ended(Clock::time_point now) {
+    write_line("end t=" + ns_text(now) + "\n");
 }
 
 void IdleReport::idle(const State& s, Clock::time_point now) {

@@ -2,7 +2,9 @@
 // it draws, and each time it is idle, with nothing left to read, settle or draw, what it has caught up to and
 // when its next timer is due. Tests wait on these lines instead of sleeping (tests/support/tmux_session.hpp).
 // One line each, appended:
-//   frame N t=NS
+//   draw N t=NS        before frame N's first byte goes to the terminal
+//   frame N t=NS       once frame N is written whole
+//   end t=NS           once the terminal is given back (the program quits): no frame comes after it
 //   idle t=NS frames=N sync=K ingest=NS|- held=NS|- settle=NS|- notice=NS|- notified=M
 // Times are the monotonic clock in nanoseconds (std::chrono::steady_clock, the tests' clock too).
 //   sync:     how many sync keys (Ctrl-], bound to nothing) were read; every key sent before them was handled
@@ -11,9 +13,11 @@
 //   settle:   a new incident waits to settle until then, and is announced after it; "-" when none waits
 //   notice:   the status line shows "new incident: ..." until then; "-" when it shows none
 //   notified: notifications (bell, OSC 9/777) written to the terminal so far
-// Once idle after a sync key it also sets the terminal's title to "msmon-sync-K" (OSC 2): the terminal has then
-// processed every frame drawn before, so a test that reads the title back (tmux's #{pane_title}) knows that the
-// screen it captures is the program's last.
+// After each frame, and when idle after a sync key, it sets the terminal's title to "msmon-sync-K frame-N" (OSC 2):
+// a terminal showing that title has processed frame N whole. A test reads the title back (tmux's #{pane_title}):
+// idle after sync K with N frames drawn and the title at frame N, the screen it captures is the program's last;
+// and a capture taken while the title shows frame N, with no "draw N+1" written by the end of it, is frame N whole,
+// never half of the next one (tests/support/tmux_session.hpp).
 #pragma once
 
 #include <chrono>
@@ -45,10 +49,13 @@ public:
     };
 
     void sync_key() { ++syncs_; }
+    // Around each frame's output: before its first byte, and once it is written.
+    void frame_begins(Clock::time_point now);
     void frame(Clock::time_point now);
+    void ended(Clock::time_point now);
     // Written when it says something the previous idle line did not (its time aside).
     void idle(const State& state, Clock::time_point now);
-    // The title sequence that marks the syncs read so far on the terminal, once per sync; "" when said already.
+    // The title sequence that marks the syncs read and the frames drawn so far; "" when it would say nothing new.
     std::string terminal_marker();
 
 private:
@@ -56,7 +63,7 @@ private:
     void write_line(const std::string& line);
 
     int fd_;
-    std::uint64_t frames_ = 0, syncs_ = 0, marked_syncs_ = 0;
+    std::uint64_t frames_ = 0, syncs_ = 0, marked_syncs_ = 0, marked_frames_ = 0;
     std::string last_idle_;
 };
 

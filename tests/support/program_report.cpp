@@ -65,6 +65,8 @@ void ProgramReport::read_new() {
     for (std::size_t nl; (nl = pending_.find('\n', start)) != std::string::npos; start = nl + 1) {
         const std::string line = pending_.substr(start, nl - start);
         if (line.rfind("frame ", 0) == 0) ++frames_;
+        if (line.rfind("draw ", 0) == 0) ++frames_begun_;
+        if (line.rfind("end ", 0) == 0) ended_ = true;
         if (auto p = parse_idle_line(line)) last_idle_ = p;
     }
     pending_.erase(0, start);
@@ -99,6 +101,7 @@ bool ProgramReport::wait_frame_after(std::uint64_t frames, std::chrono::steady_c
     do {
         read_new();
         if (frames_ > frames) return true;
+        if (ended_) return false;
     } while (wait_change(deadline));
     return false;
 }

@@ -37,11 +37,17 @@ public:
     // nullopt at the deadline.
     std::optional<IdlePoint> wait_idle(const std::function<bool(const IdlePoint&)>& ok,
                                        std::chrono::steady_clock::time_point deadline);
-    // Waits until the program has drawn more than `frames` frames; false at the deadline.
+    // Waits until the program has drawn more than `frames` frames; false at the deadline or once it quit.
     bool wait_frame_after(std::uint64_t frames, std::chrono::steady_clock::time_point deadline);
-    // The newest idle line read so far, and how many frames were reported.
+    // Reads what the program wrote since the last look.
+    void refresh() { read_new(); }
+    // The newest idle line read so far, how many frames were reported drawn, and how many begun (one more than
+    // drawn while a frame is being written to the terminal).
     std::optional<IdlePoint> last_idle() const { return last_idle_; }
     std::uint64_t frames() const { return frames_; }
+    std::uint64_t frames_begun() const { return frames_begun_; }
+    // Whether the program said it gave the terminal back (it quit): nothing more comes.
+    bool ended() const { return ended_; }
     // Whether the program has opened the file yet.
     bool started() const;
 
@@ -54,6 +60,8 @@ private:
     std::string pending_;  // a line not yet ended
     std::uint64_t offset_ = 0;
     std::uint64_t frames_ = 0;
+    std::uint64_t frames_begun_ = 0;
+    bool ended_ = false;
     std::optional<IdlePoint> last_idle_;
 };
 

@@ -167,11 +167,19 @@ std::optional<IdlePoint> TmuxSession::idle_point() const {
     return report_ ? report_->last_idle() : std::nullopt;
 }
 
-bool TmuxSession::terminal_shows_sync(std::uint64_t sync, std::chrono::steady_clock::time_point deadline) const {
+bool TmuxSession::terminal_shows(std::uint64_t sync, std::uint64_t frames,
+                                 std::chrono::steady_clock::time_point deadline) const {
     const std::string want = "msmon-sync-";
     while (true) {
         const std::string title = tmux("display-message -p -t 0 '#{pane_title}'");
-        if (title.rfind(want, 0) == 0 && std::strtoull(title.c_str() + want.size(), nullptr, 10) >= sync) return true;
+        if (title.rfind(want, 0) == 0) {
+            char* end = nullptr;
+            const std::uint64_t shown_sync = std::strtoull(title.c_str() + want.size(), &end, 10);
+            const auto at = title.find(" frame-");
+            const std::uint64_t shown_frames =
+                at == std::string::npos ? 0 : std::strtoull(title.c_str() + at + 7, nullptr, 10);
+            if (shown_sync >= sync && shown_frames >= frames) return true;
+        }
         if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));  // paces the look: tmux reads the pty soon
     }
@@ -191,13 +199,14 @@ bool TmuxSession::settle(Wait what, std::chrono::milliseconds timeout) const {
     while (true) {
         // In slices: a program that exited writes nothing more, and its last screen is what there is.
         const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
-        if (report_->wait_idle(ok, slice)) {
-            if (terminal_shows_sync(k, deadline)) return true;
+        if (const auto idle = report_->wait_idle(ok, slice)) {
+            if (terminal_shows(k, idle->frames, deadline)) return true;
             wait_error_ =
                 "msmon-tui was idle after sync " + std::to_string(k) + " but the terminal's title never showed it";
             return false;
         }
-        if (!alive()) return true;
+        // A program that quit draws nothing more: its last screen (or the shell's after it) is what there is.
+        if (!alive() || report_->ended()) return true;
         if (std::chrono::steady_clock::now() >= deadline) break;
     }
     const auto last = report_->last_idle();
@@ -243,11 +252,33 @@ std::optional<std::string> TmuxSession::output_after_quit(const std::string& pat
 }
 
 std::string TmuxSession::capture() const {
-    return tmux("capture-pane -p -t 0");
+    return whole_frame("");
+}
+
+std::string TmuxSession::whole_frame(const std::string& options) const {
+    const std::string command = "capture-pane -p " + options + "-t 0";
+    if (!report_ || !report_->started()) return tmux(command);
+    const auto deadline = std::chrono::steady_clock::now() + settle_limit();
+    while (true) {
+        report_->refresh();
+        const std::uint64_t drawn = report_->frames(), begun = report_->frames_begun();
+        // Nothing drawn yet, or the program quit: the terminal as it is.
+        if (begun == 0 || report_->ended()) return tmux(command);
+        const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
+        if (begun > drawn) {
+            report_->wait_frame_after(drawn, slice);  // a frame on its way to the terminal: its end
+        } else if (terminal_shows(0, drawn, slice)) {
+            std::string screen = tmux(command);
+            report_->refresh();
+            if (report_->frames_begun() == begun) return screen;  // no byte of another frame came before it
+        }
+        // A program that ended (or never drew) leaves its last screen as it is.
+        if (!alive() || std::chrono::steady_clock::now() >= deadline) return tmux(command);
+    }
 }
 
 std::string TmuxSession::capture_styled() const {
-    return tmux("capture-pane -p -e -t 0");
+    return whole_frame("-e ");
 }
 
 namespace {
@@ -359,6 +390,8 @@ std::string TmuxSession::screen_when(const std::function<bool(const std::string&
     if (report_) {
         // Settled, the screen is whole; if it is not yet what the test waits for, each new frame is looked at.
         while (true) {
+            // Once msmon-tui quit, what follows it in the pane (a shell's output) is looked at as any program's.
+            if (report_->ended()) return poll_screen(ok, deadline);
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             if (!settle(Wait::keys, std::max(left, std::chrono::milliseconds(0)))) return capture();
@@ -377,18 +410,19 @@ std::string TmuxSession::busy_screen_with(const std::string& text, std::chrono::
     return screen.find(text) == std::string::npos ? "" : screen;
 }
 
-// Another program reports nothing: its screen is looked at until it shows what is waited for.
+// Another program reports nothing, and a busy one is looked at as it is: the screen is taken as tmux holds it
+// (not a whole frame, capture()) until it shows what is waited for and holds still.
 std::string TmuxSession::poll_screen(const std::function<bool(const std::string&)>& ok,
                                      std::chrono::steady_clock::time_point deadline) const {
     std::string screen;
     while (std::chrono::steady_clock::now() < deadline) {
-        screen = capture();
+        screen = tmux("capture-pane -p -t 0");
         if (ok(screen)) {
             // Half a frame (the title redrawn, the rows below not yet) passes in milliseconds; a frame whole
             // on the screen stays. A live screen may never hold still: then the last one on which `ok` holds.
             for (int i = 0; i < 8; ++i) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(40));  // paces the look: did it hold still?
-                std::string again = capture();
+                std::string again = tmux("capture-pane -p -t 0");
                 if (again == screen || !ok(again)) break;
                 screen = std::move(again);
             }

@@ -52,7 +52,8 @@ public:
 
     void send_keys(const std::string& keys, bool literal = false);
     void resize(int width, int height);
-    // The visible screen as text (lines joined by '\n').
+    // The visible screen as text (lines joined by '\n'). With msmon-tui, a whole frame: taken while the terminal
+    // shows the program's last finished frame and before it begins another (tmux can hold half of a frame).
     std::string capture() const;
     // The visible screen with its attributes as SGR escape sequences (capture-pane -e): what plain text
     // cannot show, such as which row is highlighted (reverse video) or which series are drawn faint (dim).
@@ -80,8 +81,10 @@ public:
 
 private:
     std::string tmux(const std::string& args) const;
-    // Waits until tmux has processed what the program wrote up to its title marker for `sync`.
-    bool terminal_shows_sync(std::uint64_t sync, std::chrono::steady_clock::time_point deadline) const;
+    // Waits until tmux has processed what the program wrote up to its title marker for `sync` and `frames`.
+    bool terminal_shows(std::uint64_t sync, std::uint64_t frames, std::chrono::steady_clock::time_point deadline) const;
+    // capture-pane with `options`; with msmon-tui, of a whole frame (capture()).
+    std::string whole_frame(const std::string& options) const;
     std::string poll_screen(const std::function<bool(const std::string&)>& ok,
                             std::chrono::steady_clock::time_point deadline) const;
     void end_program();
