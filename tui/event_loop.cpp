@@ -32,14 +32,15 @@ namespace msmon::tui {
 namespace {
 
 // SIGTERM/SIGHUP/SIGINT end the loop like `q` does: the terminal is restored and the demo cleaned up.
+// The handler may run on any thread: the wake descriptor is atomic (lock-free, so safe in a handler).
 std::atomic<bool> g_quit{false};
-int g_wake_fd = -1;
+std::atomic<int> g_wake_fd{-1};
 
 extern "C" void on_quit_signal(int) {
     g_quit.store(true);
-    if (g_wake_fd >= 0) {
+    if (const int fd = g_wake_fd.load(); fd >= 0) {
         std::uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(g_wake_fd, &one, sizeof one);
+        [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
     }
 }
 
