@@ -32,9 +32,15 @@ namespace msmon::tui {
 namespace {
 
 // SIGTERM/SIGHUP/SIGINT end the loop like `q` does: the terminal is restored and the demo cleaned up.
-// The handler may run on any thread: the wake descriptor is atomic (lock-free, so safe in a handler).
+// The handler may run on any thread: the wake descriptor is atomic (lock-free, so safe in a handler), and it is one
+// eventfd for the whole process, never closed, since a handler may be writing to it on another thread as a loop ends.
 std::atomic<bool> g_quit{false};
 std::atomic<int> g_wake_fd{-1};
+
+int process_wake_fd() {
+    static const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd;
+}
 
 extern "C" void on_quit_signal(int) {
     g_quit.store(true);
@@ -175,7 +181,7 @@ int run_live(const LaunchOptions& o) {
             return 1;
         }
     }
-    const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    const int wake = process_wake_fd();
     g_wake_fd = wake;
     // Ingest's quiet points wake the loop only to be reported (tests only): no reload.
     const int quiet = new_eventfd_or(report && session);
@@ -245,8 +251,6 @@ int run_live(const LaunchOptions& o) {
         std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
         if (session) session->engine().stop();
         if (engine_thread.joinable()) engine_thread.join();
-        g_wake_fd = -1;
-        ::close(wake);
         if (quiet >= 0) ::close(quiet);
         return 1;
     }
@@ -398,8 +402,6 @@ int run_live(const LaunchOptions& o) {
     if (report) report->ended(std::chrono::steady_clock::now());  // the terminal is given back
     if (session) session->engine().stop();
     if (engine_thread.joinable()) engine_thread.join();
-    g_wake_fd = -1;
-    ::close(wake);
     if (quiet >= 0) ::close(quiet);
     return 0;
 }
