@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) into ./build-fuzz, seeds a corpus per target from the real
 # fixtures (../shared/fixtures, configs/) and fuzz/seeds/, runs each target for FUZZ_SECONDS (default 60), and
-# exits non-zero if any target crashed, leaked, hit UB or timed out.
+# exits non-zero if any target crashed, leaked, hit UB or timed out. Targets run one per core (FUZZ_JOBS) at a time.
 #   scripts/fuzz.sh                       # 60 s per target
 #   FUZZ_SECONDS=600 scripts/fuzz.sh      # the long local run
 #   scripts/fuzz.sh csv display_escape    # only these targets
@@ -128,17 +128,16 @@ for d in sorted(seeds.iterdir()) if seeds.is_dir() else []:
         put(d.name, f.read_bytes())
 PY
 
-failed=()
-summary=()
-for t in "${targets[@]}"; do
-  bin=$build/fuzz/${t}_fuzz
-  artifacts=$build/fuzz/artifacts/$t
-  log=$build/fuzz/$t.log
+# One target: its fuzzer for $seconds, then one summary line in $build/fuzz/<target>.result ("ok" or "FAILED ...").
+fuzz_one() {
+  local t=$1
+  local bin=$build/fuzz/${t}_fuzz artifacts=$build/fuzz/artifacts/$t log=$build/fuzz/$t.log
   mkdir -p "$artifacts" "$corpus_root/$t"
   echo "fuzz: $t for ${seconds}s ($(ls "$corpus_root/$t" | wc -l) corpus files)" >&2
-  rc=0
+  local rc=0
   "$bin" "$corpus_root/$t" -max_total_time="$seconds" -detect_leaks=1 -timeout=25 -rss_limit_mb=2048 \
     -max_len="${max_len[$t]}" -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
+  local execs rate cov corp result
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
@@ -147,14 +146,36 @@ for t in "${targets[@]}"; do
     result=ok
   else
     result="FAILED (exit $rc): $(grep -m1 -E 'ERROR:|runtime error|terminate called' "$log" || true)"
-    failed+=("$t")
     grep -E 'Test unit written to' "$log" >&2 || true
   fi
-  summary+=("$(printf '%-16s %6ss  execs %-10s exec/s %-7s %-18s %-16s %s' "$t" "$seconds" "${execs:-?}" "${rate:-?}" \
-    "${cov:-?}" "${corp:-?}" "$result")")
-done
+  printf '%-16s %6ss  execs %-10s exec/s %-7s %-18s %-16s %s\n' "$t" "$seconds" "${execs:-?}" "${rate:-?}" \
+    "${cov:-?}" "${corp:-?}" "$result" >"$build/fuzz/$t.result"
+}
 
-printf '%s\n' "${summary[@]}"
+# One fuzzer per core at a time (each is one process on one core): every target still gets its $seconds.
+parallel=${FUZZ_JOBS:-$(nproc)}
+running=0
+for t in "${targets[@]}"; do
+  rm -f "$build/fuzz/$t.result"
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+for t in "${targets[@]}"; do
+  if [ ! -f "$build/fuzz/$t.result" ]; then
+    echo "$t: no result (the fuzzing script itself failed)"
+    failed+=("$t")
+    continue
+  fi
+  cat "$build/fuzz/$t.result"
+  grep -q ' ok$' "$build/fuzz/$t.result" || failed+=("$t")
+done
 if [ ${#failed[@]} -ne 0 ]; then
   echo "fuzz: crashes in: ${failed[*]} (logs in $build/fuzz/<target>.log)" >&2
   exit 1
