@@ -141,7 +141,7 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
                    ") — a trainer write-back racing the save";
         } else {
             what =
-                "a trainer write-back landed on the replaced file during the save, so a rank may have recorded the "
+                "a trainer write-back racing the save landed on the replaced file, so a rank may have recorded the "
                 "new mtime without reading it";
         }
         if (attempt >= timing.max_reapply) {
