@@ -32,6 +32,7 @@ const CommandSpec kAnomaliesSpec{
     "anomaly_analyse.json.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        trust_db_folder_option(),
         {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--source", "S", "msprobe, detected or all (default all)"},

@@ -26,7 +26,9 @@ const CommandSpec kConfigSpec{
     "           dynamic_on false while collecting; this collects one more step, then stops)\n"
     "  disable  dynamic_on false: no collection starts on the next reload (a running one continues)\n"
     "  set      KEY=VALUE ... (VALUE is JSON, else a string; alert.dump=true sets a nested key)\n"
-    "Writes are atomic (temp file, fsync, rename onto the real path) and keep unknown keys and key order;\n"
+    "Writes are atomic (temp file, fsync, rename in the config's folder) and keep the owner, the mode, unknown\n"
+    "keys and key order. A link to the config, or another user's link on its way, is refused (see\n"
+    "--follow-config-link).\n"
     "msmon waits for a trainer write-back burst to end before writing, watches the file for --settle-ms after\n"
     "it, and writes the change again if a write-back raced it (exit 1 if it never stuck). A config msprobe would\n"
     "reject is not written. print_struct and cc_distribution.cc_log_only abort\n"
@@ -41,6 +43,10 @@ const CommandSpec kConfigSpec{
         {"--settle-ms", "MS",
          "after a write, watch this long for a racing trainer write-back (default 300; keep it "
          "under one training step)"},
+        {kFollowConfigLinkOption, "",
+         "CONFIG is a symbolic link (or a link someone else owns is on its way) and you mean it: follow it\n"
+         "once and write the file it names then (without this, msmon refuses links: whoever can write the\n"
+         "folder could point one at any file)"},
     },
     2,
     0,
@@ -98,9 +104,13 @@ int run_config_command(int argc, char** argv) {
         collect_times = *v;
     }
 
-    ConfigRead read = read_monitor_config(path);
+    const ConfigTarget target(path, args->has(kFollowConfigLinkOption));
+    ConfigRead read = read_monitor_config(target);
     if (read.status != ConfigRead::Status::ok) {
-        std::fprintf(stderr, "msmon config: cannot read %s: %s\n", escape_for_terminal(path).c_str(),
+        // A refused link or file names itself; other errors need the path.
+        const bool names_itself = read.error.compare(0, path.size(), path) == 0;
+        std::fprintf(stderr, "msmon config: %s%s\n",
+                     names_itself ? "" : ("cannot read " + escape_for_terminal(path) + ": ").c_str(),
                      escape_for_terminal(read.error).c_str());
         return kExitFailure;
     }
@@ -178,7 +188,7 @@ int run_config_command(int argc, char** argv) {
         if (!step_ms || *step_ms < 0 || *step_ms > 3600000) return usage_error("--step-ms takes 0..3600000");
         timing.step_ms = static_cast<int>(*step_ms);
     }
-    const SaveReport report = guarded_save(path, patch, veto, timing);
+    const SaveReport report = guarded_save(target, patch, veto, timing);
     if (args->has("--json")) {
         json out;
         out["path"] = path;

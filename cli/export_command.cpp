@@ -27,6 +27,7 @@ const CommandSpec kExportSpec{
     "as it was. OUTDIR is created if missing.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        trust_db_folder_option(),
         {"--trend-db", "OUTDIR", "folder to write monitor_data.trend.db into (required)"},
         {"--micro-step", "true|false",
          "data2db's --micro_step: true (default) numbers steps by global micro-batch\n"
@@ -67,12 +68,17 @@ int run_export_command(int argc, char** argv) {
         return kExitFailure;
     }
     const auto db = args->value("--db");
-    const std::string store = db ? *db : default_store_path({args->positional.front()});
+    const auto store = resolve_store_path(db ? *db : default_store_path({args->positional.front()}),
+                                          StoreAccess{args->has(kTrustDbFolderOption)}, false, error);
+    if (!store) {
+        std::fprintf(stderr, "msmon export: %s\n", escape_for_terminal(error).c_str());
+        return kExitFailure;
+    }
 
     const auto start = std::chrono::steady_clock::now();
     TrendDbSummary summary;
     try {
-        summary = export_trend_db(store, *out_dir, options);
+        summary = export_trend_db(*store, *out_dir, options);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon export: %s\n", escape_for_terminal(e.what()).c_str());
         return kExitFailure;

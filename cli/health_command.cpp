@@ -23,6 +23,7 @@ const CommandSpec kHealthSpec{
     "writes every config key on the TEXT page), per rank; ranks with the same config are listed once.",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        trust_db_folder_option(),
         {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--format", "table|json", "output format (default table)"},

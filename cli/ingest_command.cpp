@@ -17,7 +17,9 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/store_target.hpp"
 #include "core/args/arg_parser.hpp"
+#include "core/config/config_file.hpp"
 #include "core/config/msmon_settings.hpp"
 #include "core/ingest/periodic_worker.hpp"
 #include "core/notify/incident_hook.hpp"
@@ -42,9 +44,12 @@ const CommandSpec kIngestSpec{
     "exactly where it stopped. With --follow it keeps tailing (inotify, or polling) until SIGINT/SIGTERM.",
     {
         {"--db", "PATH", "store to write (default: $XDG_CACHE_HOME/msmon/<hash of DIRs>.db)"},
+        trust_db_folder_option(),
         {"--follow", "", "keep following new folders, files and lines until interrupted"},
         {"--poll-ms", "N", "poll every N ms instead of inotify (network filesystems are polled anyway)"},
         {"--monitor-config", "PATH", "the job's msprobe config: its alert rules drive msprobe-compatible detection"},
+        {"--follow-config-link", "",
+         "--monitor-config is a symbolic link (or another user's link is on its way) and you mean it"},
         {"--global-norm-threshold", "X", "global norm at or above X is a spike (default 3.0, MindFormers' default)"},
         {"--global-norm-count", "N", "consecutive spikes that stop the job (default 10)"},
         {"--embedding-threshold", "X", "embedding_local_norm at or above X is flagged (default: not checked)"},
@@ -114,15 +119,13 @@ int run_ingest_command(int argc, char** argv) {
         options.poll_ms = static_cast<int>(*v);
     }
     if (auto path = args->value("--monitor-config")) {
-        std::ifstream in(*path, std::ios::binary);
-        if (!in) {
-            std::fprintf(stderr, "msmon ingest: cannot read --monitor-config '%s'\n",
-                         escape_for_terminal(*path).c_str());
+        const ConfigRead read = read_monitor_config(ConfigTarget(*path, args->has("--follow-config-link")), 1);
+        if (read.status != ConfigRead::Status::ok) {
+            std::fprintf(stderr, "msmon ingest: cannot read --monitor-config '%s': %s\n",
+                         escape_for_terminal(*path).c_str(), escape_for_terminal(read.error).c_str());
             return kExitFailure;
         }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        options.detectors.monitor_config_text = ss.str();
+        options.detectors.monitor_config_text = read.doc.dump();
     }
     struct NumberFlag {
         const char* name;
@@ -209,8 +212,9 @@ int run_ingest_command(int argc, char** argv) {
     }
 
     IngestSession::OpenStatus status;
-    auto session =
-        IngestSession::open(db, options, status, error, sink ? ClickHouseShipper::destination(*sink) : std::string());
+    const StoreAccess access{args->has(kTrustDbFolderOption)};
+    auto session = IngestSession::open(db, options, status, error,
+                                       sink ? ClickHouseShipper::destination(*sink) : std::string(), access);
     if (!session) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -325,7 +329,7 @@ int run_ingest_command(int argc, char** argv) {
     std::unique_ptr<PeriodicWorker> hook_worker;
     if (!on_incident.empty()) {
         try {
-            hook_reader = open_sqlite_reader(db);
+            hook_reader = open_sqlite_reader(db, access);
             hook_index.update(*hook_reader);
             news.prime(hook_index.anomalies());
         } catch (const std::exception& e) {
@@ -388,7 +392,7 @@ int run_ingest_command(int argc, char** argv) {
 
     StoreSummary summary;
     try {
-        summary = open_sqlite_reader(db)->summary();
+        summary = open_sqlite_reader(db, access)->summary();
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return kExitFailure;

@@ -40,6 +40,7 @@ const CommandSpec kQuerySpec{
     "                        grad_unreduced)",
     {
         {"--db", "PATH", "read this store instead of DIR's"},
+        trust_db_folder_option(),
         {"--store", "URL", "read the whole job from ClickHouse (clickhouse://HOST:PORT/DB) instead"},
         {"--job", "ID", "with --store: the job (default: the one shipped to most recently)"},
         {"--rank", "R", "only this rank"},
@@ -361,7 +362,7 @@ int run_query_command(int argc, char** argv) {
     }
     std::optional<BaselineJoin> baseline;
     if (auto path = args->value("--baseline")) {
-        auto other = open_job_or_store(*path, error);
+        auto other = open_job_or_store(*path, error, StoreAccess{args->has(kTrustDbFolderOption)});
         if (!other) {
             std::fprintf(stderr, "msmon query: --baseline: %s\n", escape_for_terminal(error).c_str());
             return kExitFailure;

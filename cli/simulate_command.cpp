@@ -1,6 +1,7 @@
 // msmon simulate OUTDIR: writes a realistic msprobe run (and MindFormers' logs beside it), optionally paced
 // so it runs live.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "core/args/arg_parser.hpp"
+#include "core/files/replacement_file.hpp"
 #include "core/sim/fault_truth.hpp"
 #include "core/sim/mindformers_simulator.hpp"
 #include "core/sim/msprobe_simulator.hpp"
@@ -195,18 +197,17 @@ int run_simulate_command(int argc, char** argv) {
     const std::string truth = fault_truth_json(msprobe, plan.stop_step, error);
     if (truth.empty()) return usage_error("--faults: " + error);
     if (auto path = args->value("--truth")) {
-        const std::string tmp = *path + ".tmp";
         std::error_code ec;
-        const auto parent = std::filesystem::path(*path).parent_path();
-        if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // it may be under OUTDIR
-        if (FILE* f = std::fopen(tmp.c_str(), "w")) {
-            const bool ok = std::fwrite(truth.data(), 1, truth.size(), f) == truth.size();
-            if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path->c_str()) != 0) {
-                std::fprintf(stderr, "msmon simulate: cannot write %s\n", escape_for_terminal(*path).c_str());
-                return kExitFailure;
-            }
-        } else {
-            std::fprintf(stderr, "msmon simulate: cannot write %s\n", escape_for_terminal(*path).c_str());
+        const auto target = std::filesystem::path(*path);
+        const std::string parent = target.has_parent_path() ? target.parent_path().string() : ".";
+        std::filesystem::create_directories(parent, ec);  // it may be under OUTDIR
+        // Made new and renamed into place: a link planted under that name is replaced, not written through.
+        ReplacementFile file;
+        std::string werr;
+        if (!file.open(parent, target.filename().string(), werr) || ::fchmod(file.fd(), 0644) != 0 ||
+            !file.write_all(truth, werr) || !file.replace(werr)) {
+            std::fprintf(stderr, "msmon simulate: cannot write %s: %s\n", escape_for_terminal(*path).c_str(),
+                         escape_for_terminal(werr).c_str());
             return kExitFailure;
         }
     }

@@ -46,14 +46,15 @@ std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& 
         error = "give the monitored folder (DIR) or --db PATH";
         return nullptr;
     }
-    if (!db) return open_job_folder(args.positional.front(), error);
+    const StoreAccess access{args.has(kTrustDbFolderOption)};
+    if (!db) return open_job_folder(args.positional.front(), error, access);
     struct stat st {};
     if (::stat(db->c_str(), &st) != 0) {
         error = "no store at '" + *db + "'";
         return nullptr;
     }
     try {
-        return with_derived_kinds(open_sqlite_reader(*db));
+        return with_derived_kinds(open_sqlite_reader(*db, access));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;

@@ -14,4 +14,11 @@ namespace msmon {
 // on failure; `usage` is set when the arguments were wrong.
 std::unique_ptr<Reader> open_target_reader(const ParsedArgs& args, std::string& error, bool& usage);
 
+// --trust-db-folder, as every command that opens a store takes it (store/store_location.hpp says what it allows).
+inline OptionSpec trust_db_folder_option() {
+    return {kTrustDbFolderOption, "",
+            "use a store whose folder someone other than you or root can write, or reached through their\n"
+            "link (refused otherwise: they could plant its -wal, -shm or lock file)"};
+}
+
 }  // namespace msmon

@@ -1,24 +1,31 @@
 // One writer per store: the flock is taken before SQLite is opened for writing.
 #include "store/ingest_session.hpp"
 
-#include "core/log/logging.hpp"
-
 namespace msmon {
 
 std::unique_ptr<IngestSession> IngestSession::open(const std::string& store_path, IngestOptions options,
                                                    OpenStatus& status, std::string& error,
-                                                   const std::string& ship_destination) {
+                                                   const std::string& ship_destination, const StoreAccess& access) {
     std::unique_ptr<IngestSession> s(new IngestSession());
-    const auto slash = store_path.find_last_of('/');
-    if (slash != std::string::npos && slash > 0) make_dirs(store_path.substr(0, slash));
-    s->lock_ = std::make_unique<StoreWriterLock>(store_path);
+    const auto real = resolve_store_path(store_path, access, true, error);
+    if (!real) {
+        status = OpenStatus::failed;
+        return nullptr;
+    }
+    s->lock_ = std::make_unique<StoreWriterLock>(*real);
+    if (!s->lock_->problem().empty()) {
+        status = OpenStatus::failed;
+        error = s->lock_->problem();
+        return nullptr;
+    }
     if (!s->lock_->held()) {
         status = OpenStatus::locked;
-        error = "another msmon (" + s->lock_->holder() + ") is ingesting into " + store_path;
+        error = "another msmon (" + s->lock_->holder() + ") is ingesting into " + store_path +
+                (*real != store_path ? " (" + *real + ")" : "");
         return nullptr;
     }
     try {
-        s->store_ = std::make_unique<SqliteIngestStore>(store_path, ship_destination);
+        s->store_ = std::make_unique<SqliteIngestStore>(*real, ship_destination);
     } catch (const std::exception& e) {
         status = OpenStatus::failed;
         error = e.what();

@@ -13,10 +13,11 @@ namespace msmon {
 class IngestSession {
 public:
     enum class OpenStatus { ok, locked, failed };
-    // Takes the store's writer lock and opens (creating if needed) the store; with `ship_destination`, as a
-    // spool for it (store/ship_spool.hpp).
+    // Resolves and checks the store's path (resolve_store_path), takes its writer lock and opens (creating if
+    // needed) the store; with `ship_destination`, as a spool for it (store/ship_spool.hpp).
     static std::unique_ptr<IngestSession> open(const std::string& store_path, IngestOptions options, OpenStatus& status,
-                                               std::string& error, const std::string& ship_destination = "");
+                                               std::string& error, const std::string& ship_destination = "",
+                                               const StoreAccess& access = {});
 
     IngestEngine& engine() { return *engine_; }
 

@@ -12,9 +12,9 @@ namespace msmon {
 
 namespace {
 
-std::unique_ptr<Reader> open_store_file(const std::string& path, std::string& error) {
+std::unique_ptr<Reader> open_store_file(const std::string& path, std::string& error, const StoreAccess& access) {
     try {
-        return with_derived_kinds(open_sqlite_reader(path));
+        return with_derived_kinds(open_sqlite_reader(path, access));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;
@@ -23,7 +23,7 @@ std::unique_ptr<Reader> open_store_file(const std::string& path, std::string& er
 
 }  // namespace
 
-std::unique_ptr<Reader> open_job_folder(const std::string& dir, std::string& error) {
+std::unique_ptr<Reader> open_job_folder(const std::string& dir, std::string& error, const StoreAccess& access) {
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         error = "'" + dir + "' is not a folder";
@@ -33,7 +33,7 @@ std::unique_ptr<Reader> open_job_folder(const std::string& dir, std::string& err
     IngestOptions options;
     options.roots = {dir};
     IngestSession::OpenStatus status;
-    auto session = IngestSession::open(path, options, status, error);
+    auto session = IngestSession::open(path, options, status, error, "", access);
     if (session) {
         if (!session->engine().run(error)) return nullptr;
     } else if (status == IngestSession::OpenStatus::locked) {
@@ -41,17 +41,17 @@ std::unique_ptr<Reader> open_job_folder(const std::string& dir, std::string& err
     } else {
         return nullptr;
     }
-    return open_store_file(path, error);
+    return open_store_file(path, error, access);
 }
 
-std::unique_ptr<Reader> open_job_or_store(const std::string& path, std::string& error) {
+std::unique_ptr<Reader> open_job_or_store(const std::string& path, std::string& error, const StoreAccess& access) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         error = "no job folder or store at '" + path + "'";
         return nullptr;
     }
-    if (S_ISDIR(st.st_mode)) return open_job_folder(path, error);
-    return open_store_file(path, error);
+    if (S_ISDIR(st.st_mode)) return open_job_folder(path, error, access);
+    return open_store_file(path, error, access);
 }
 
 }  // namespace msmon

@@ -11,9 +11,9 @@
 namespace msmon {
 
 // A reader with the derived kinds (store/derived_reader.hpp); nullptr with `error` set when it cannot.
-std::unique_ptr<Reader> open_job_or_store(const std::string& path, std::string& error);
+std::unique_ptr<Reader> open_job_or_store(const std::string& path, std::string& error, const StoreAccess& access = {});
 
 // The job folder `dir`: its default store, with what is new in the folder ingested first. nullptr with `error`.
-std::unique_ptr<Reader> open_job_folder(const std::string& dir, std::string& error);
+std::unique_ptr<Reader> open_job_folder(const std::string& dir, std::string& error, const StoreAccess& access = {});
 
 }  // namespace msmon

@@ -15,6 +15,7 @@
 #include "core/layout/run_segments.hpp"
 #include "core/steps_list.hpp"
 #include "store/series_reduction.hpp"
+#include "store/store_location.hpp"
 
 namespace msmon {
 
@@ -228,7 +229,8 @@ public:
     virtual std::vector<StepWallTime> step_times() = 0;
 };
 
-// Opens an existing store read-only. Throws SqliteError if it cannot.
-std::unique_ptr<Reader> open_sqlite_reader(const std::string& path);
+// Opens an existing store read-only, its path resolved and checked first (resolve_store_path). Throws SqliteError
+// if it cannot, with the reason.
+std::unique_ptr<Reader> open_sqlite_reader(const std::string& path, const StoreAccess& access = {});
 
 }  // namespace msmon

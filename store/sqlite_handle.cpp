@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include "store/store_location.hpp"
+
 namespace msmon {
 
 namespace {
@@ -23,9 +25,9 @@ std::string file_uri(const std::string& path) {
     return out;
 }
 
-// No msmon writer holds the store (its writer keeps an exclusive flock on "<store>.lock" while it runs).
+// No msmon writer holds the store (its writer keeps an exclusive flock on its lock file while it runs).
 bool no_writer(const std::string& path) {
-    const int fd = ::open((path + ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(store_lock_path(path).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return errno == ENOENT;
     const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
     ::close(fd);
@@ -50,7 +52,8 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
 }
 
 void Connection::open(const std::string& name, int flags) {
-    const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    // The path is the store's real one (resolve_store_path): no link anywhere in it, so none planted later is used.
+    const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nullptr);
     if (rc != SQLITE_OK) {
         const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
         sqlite3_close_v2(db_);

@@ -649,8 +649,11 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Reader> open_sqlite_reader(const std::string& path) {
-    return std::make_unique<SqliteReader>(path);
+std::unique_ptr<Reader> open_sqlite_reader(const std::string& path, const StoreAccess& access) {
+    std::string error;
+    const auto real = resolve_store_path(path, access, false, error);
+    if (!real) throw SqliteError(error, SQLITE_CANTOPEN);
+    return std::make_unique<SqliteReader>(*real);
 }
 
 }  // namespace msmon

@@ -180,7 +180,7 @@ public:
         const std::string stem = (dir / ".monitor_data.trend.db.msmon-").string() + std::to_string(::getpid()) + "-";
         for (int attempt = 0; path_.empty(); ++attempt) {
             const std::string candidate = stem + std::to_string(attempt);
-            const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
             if (fd >= 0) {
                 ::close(fd);
                 path_ = candidate;
@@ -516,10 +516,11 @@ TrendDbSummary export_trend_db(const std::string& store_path, const std::string&
             "param_updated, other)");
 
     std::error_code ec;
-    const fs::path dir(out_dir);
-    fs::create_directories(dir, ec);
-    if (!fs::is_directory(dir))
+    fs::create_directories(out_dir, ec);
+    if (!fs::is_directory(out_dir))
         throw std::runtime_error("'" + out_dir + "' is not a folder" + (ec ? " (" + ec.message() + ")" : ""));
+    const fs::path dir = fs::canonical(out_dir, ec);  // SQLite opens the new file refusing any link on its way
+    if (ec) throw std::runtime_error("'" + out_dir + "': " + ec.message());
     const fs::path final_path = dir / kTrendDbFileName;
     PendingFile file(dir);
 

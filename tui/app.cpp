@@ -43,7 +43,7 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reader_(std::move(reader)) {
+App::App(std::unique_ptr<Reader> reader, const ConfigTarget& config) : reader_(std::move(reader)) {
     auto open_chart = [this] { show(TabId::chart); };
     // In TabId order.
     tabs_.push_back(std::make_unique<OverviewView>(shared_, incidents_, open_chart));
@@ -51,7 +51,7 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
     tabs_.push_back(std::make_unique<AnomaliesView>(shared_, incidents_, open_chart));
     tabs_.push_back(std::make_unique<HealthView>());
     tabs_.push_back(
-        std::make_unique<ConfigView>(config_path.empty() ? nullptr : std::make_unique<ConfigEditor>(config_path)));
+        std::make_unique<ConfigView>(config.path.empty() ? nullptr : std::make_unique<ConfigEditor>(config)));
     tabs_.push_back(std::make_unique<ExpertLoadView>());
     tabs_.push_back(std::make_unique<LayersView>(shared_, incidents_, open_chart));
 
@@ -201,7 +201,7 @@ App::App(std::unique_ptr<Reader> reader, const std::string& config_path) : reade
                  return Reaction::reload;
              }
              std::string error;
-             auto other = open_job_or_store(arg, error);
+             auto other = open_job_or_store(arg, error, store_access_);
              if (!other) {
                  message = "baseline: " + error;
                  return Reaction::redraw;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/config_file.hpp"
 #include "store/incident_index.hpp"
 #include "store/reader.hpp"
 #include "tui/command_table.hpp"
@@ -34,8 +35,8 @@ enum class TabId { overview, chart, anomalies, health, config, experts, layers }
 
 class App {
 public:
-    // `config_path`: the monitor config the Config tab edits (empty: none given).
-    explicit App(std::unique_ptr<Reader> reader, const std::string& config_path = "");
+    // `config`: the monitor config the Config tab edits (an empty path: none given).
+    explicit App(std::unique_ptr<Reader> reader, const ConfigTarget& config = {});
     ~App();
 
     // Selects a tab by name (overview, chart, anomalies, health, config, experts, layers); false if there is none.
@@ -49,6 +50,8 @@ public:
     AppStatus& status() { return status_; }
     // The run to compare with (null: none); `name` is what the Chart's legend and the title call it.
     void set_baseline(std::unique_ptr<Reader> baseline, const std::string& name);
+    // What a baseline named in the TUI (":baseline PATH") may be opened through (--trust-db-folder).
+    void set_store_access(const StoreAccess& access) { store_access_ = access; }
     // Moves key bindings as the settings ask ("chart:w" → "W"; "global:q" for the keys valid everywhere): one
     // message per refusal ("keys.chart:Q: no key 'Q' to move there").
     std::vector<std::string> override_keys(const std::vector<std::pair<std::string, std::string>>& overrides);
@@ -90,6 +93,7 @@ private:
 
     std::unique_ptr<Reader> reader_;
     std::unique_ptr<Reader> baseline_;  // shared_.baseline points at it
+    StoreAccess store_access_;
     SharedSelection shared_;
     IncidentIndex incidents_;  // the Overview's marks, the Anomalies tab's incidents, the status line's count
     std::vector<std::unique_ptr<View>> tabs_;  // indexed by TabId

@@ -175,7 +175,7 @@ int run_live(const LaunchOptions& o) {
     IngestSession::OpenStatus status;
     std::unique_ptr<IngestSession> session;
     if (o.store.empty() && !o.store_only()) {
-        session = IngestSession::open(o.db, io, status, error);
+        session = IngestSession::open(o.db, io, status, error, "", o.store_access);
         if (!session && status != IngestSession::OpenStatus::locked) {
             std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
             return 1;
@@ -241,7 +241,7 @@ int run_live(const LaunchOptions& o) {
     const int attempts = o.store_only() ? 1 : 100;
     for (int i = 0; i < attempts && !reader && o.store.empty(); ++i) {
         try {
-            reader = with_derived_kinds(open_sqlite_reader(o.db));
+            reader = with_derived_kinds(open_sqlite_reader(o.db, o.store_access));
         } catch (const std::exception& e) {
             error = e.what();
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -254,7 +254,7 @@ int run_live(const LaunchOptions& o) {
         if (quiet >= 0) ::close(quiet);
         return 1;
     }
-    App app(std::move(reader), o.config_path);
+    App app(std::move(reader), ConfigTarget(o.config_path, o.follow_config_link));
     if (!prepare_app(o, app, error)) {
         std::fprintf(stderr, "msmon-tui: %s\n", escape_for_terminal(error).c_str());
         if (session) session->engine().stop();

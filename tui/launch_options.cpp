@@ -34,6 +34,7 @@ std::unique_ptr<Reader> open_store_reader(const LaunchOptions& o, std::string& e
 
 bool prepare_app(const LaunchOptions& o, App& app, std::string& error) {
     app.set_x_axis(o.x_axis);
+    app.set_store_access(o.store_access);
     for (const std::string& e : app.override_keys(o.keys)) {
         std::fprintf(stderr, "msmon-tui: settings: %s: %s\n", escape_for_terminal(o.settings_path).c_str(),
                      escape_for_terminal(e).c_str());
@@ -41,7 +42,7 @@ bool prepare_app(const LaunchOptions& o, App& app, std::string& error) {
     }
     if (o.baseline.empty()) return true;
     std::fprintf(stderr, "msmon-tui: reading the baseline %s\n", escape_for_terminal(o.baseline).c_str());
-    auto other = open_job_or_store(o.baseline, error);
+    auto other = open_job_or_store(o.baseline, error, o.store_access);
     if (!other) {
         error = "--baseline: " + error;
         return false;

@@ -13,6 +13,8 @@ struct LaunchOptions {
     std::string dir, db, snapshot, monitor_config, config_path, store, job;
     int width = 120, height = 40, poll_ms = 0, demo_step_ms = 500;
     bool demo = false;
+    bool follow_config_link = false;  // --follow-config-link: the Config tab follows a link to the config
+    StoreAccess store_access;         // --trust-db-folder
     // A new incident (while watching, not one of the backlog read at start): the bell, a desktop notification
     // through the terminal (tui/notification.hpp), and the user's command (core/notify/hook_runner.hpp).
     bool bell = true, desktop_notify = true;

@@ -35,12 +35,19 @@ const CommandSpec kTuiSpec{
         {"--db", "PATH",
          "the store (default: $XDG_CACHE_HOME/msmon/<hash of DIR>.db); without DIR, shows this\n"
          "existing store read-only, following no folder (as msmon query --db reads it)"},
+        {kTrustDbFolderOption, "",
+         "use a --db (or default store) whose folder someone other than you or root can write, or\n"
+         "reached through their link (refused otherwise: they could plant its companion files)"},
         {"--store", "URL", "show the whole job from ClickHouse (clickhouse://HOST:PORT/DB), every node's ranks"},
         {"--job", "ID", "with --store: the job (default: the latest)"},
         {"--poll-ms", "N", "poll every N ms instead of inotify"},
         {"--config", "PATH",
          "the msprobe monitor config the job reads (the Config tab edits it; the job must run\n"
          "with DYNAMIC_MONITOR=True to pick edits up while training)"},
+        {"--follow-config-link", "",
+         "--config is a symbolic link (or another user's link is on its way) and you mean it: the Config\n"
+         "tab follows it (without this, it refuses links: whoever can write the folder could point one\n"
+         "at any file)"},
         {"--demo", "",
          "run the built-in simulator live (8 ranks with activations, a loss spike at step 20, a\n"
          "NaN in layer 1's MLP output on rank 3 at step 35 that reaches every rank, the job\n"
@@ -89,6 +96,8 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
     o.store = args->value("--store").value_or("");
     o.job = args->value("--job").value_or("");
     o.config_path = args->value("--config").value_or("");
+    o.follow_config_link = args->has("--follow-config-link");
+    o.store_access.trust_folder = args->has(kTrustDbFolderOption);
     o.snapshot = args->value("--snapshot").value_or("");
     o.demo = args->has("--demo");
     // msmon's settings file under the flags: a flag wins.

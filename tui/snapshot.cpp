@@ -22,14 +22,14 @@ std::unique_ptr<Reader> snapshot_reader(const LaunchOptions& o, std::string& err
         IngestOptions io;
         io.roots = {o.dir};
         IngestSession::OpenStatus status;
-        auto session = IngestSession::open(o.db, io, status, error);
+        auto session = IngestSession::open(o.db, io, status, error, "", o.store_access);
         if (session && !session->engine().run(error)) return nullptr;
         // Another msmon holds the store: draw what it has stored.
         if (!session && status != IngestSession::OpenStatus::locked) return nullptr;
         error.clear();
     }
     try {
-        return with_derived_kinds(open_sqlite_reader(o.db));
+        return with_derived_kinds(open_sqlite_reader(o.db, o.store_access));
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;
@@ -42,7 +42,7 @@ int run_snapshot(const LaunchOptions& o) {
     std::string error;
     auto reader = snapshot_reader(o, error);
     if (!reader) return fail(error);
-    App app(std::move(reader), o.config_path);
+    App app(std::move(reader), ConfigTarget(o.config_path, o.follow_config_link));
     if (!prepare_app(o, app, error)) return fail(error);
     if (!app.select_view(o.snapshot)) {
         std::fprintf(stderr,

@@ -1,7 +1,11 @@
 #include "core/args/command_docs.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
+
+#include "core/files/replacement_file.hpp"
 
 namespace msmon {
 
@@ -151,13 +155,13 @@ bool write_program_docs(const ProgramDocs& d, const std::string& dir, std::strin
     const std::pair<std::string, std::string> files[] = {{d.program + ".1", man_page(d)},
                                                          {d.program + ".bash", bash_completion(d)},
                                                          {"_" + d.program, zsh_completion(d)}};
+    // Each file is made new and renamed into place (core/files/replacement_file.hpp): a name someone planted in
+    // DIR (a link to another file) is replaced, never written through.
     for (const auto& [name, text] : files) {
-        std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush()) {
-            error = "cannot write " + dir + "/" + name;
-            return false;
-        }
+        ReplacementFile file;
+        if (!file.open(dir, name, error)) return false;
+        ::fchmod(file.fd(), 0644);
+        if (!file.write_all(text, error) || !file.replace(error)) return false;
     }
     return true;
 }

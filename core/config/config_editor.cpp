@@ -28,8 +28,14 @@ std::string joined(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-ConfigEditor::ConfigEditor(std::string path) : path_(std::move(path)) {
+ConfigEditor::ConfigEditor(ConfigTarget target) : target_(std::move(target)) {
     reload();
+}
+
+FileStamp ConfigEditor::stamp_now() const {
+    std::string ignored;
+    const auto file = pin_monitor_config(target_, ignored);
+    return file ? stamp_of(*file) : FileStamp{};
 }
 
 void ConfigEditor::adopt(const json& doc, const FileStamp& stamp) {
@@ -42,21 +48,21 @@ void ConfigEditor::adopt(const json& doc, const FileStamp& stamp) {
 }
 
 void ConfigEditor::reload() {
-    const ConfigRead r = read_monitor_config(path_);
+    const ConfigRead r = read_monitor_config(target_);
     if (r.status != ConfigRead::Status::ok || !r.doc.is_object()) {
         loaded_ = false;
         load_error_ =
             r.status == ConfigRead::Status::ok ? "the file is not a JSON object (msprobe would crash on it)" : r.error;
-        stamp_ = stamp_of(path_);
+        stamp_ = stamp_now();
         return;
     }
-    adopt(r.doc, stamp_of(path_));
+    adopt(r.doc, stamp_now());
 }
 
 bool ConfigEditor::poll() {
-    const FileStamp now = stamp_of(path_);
+    const FileStamp now = stamp_now();
     if (now == stamp_) return false;
-    const ConfigRead r = read_monitor_config(path_);
+    const ConfigRead r = read_monitor_config(target_);
     if (r.status != ConfigRead::Status::ok || !r.doc.is_object()) {
         stamp_ = now;
         notice_ = "the file changed and cannot be read: " + r.error;
@@ -186,7 +192,7 @@ SaveReport ConfigEditor::save(const SaveTiming& timing) {
     }
     const json base_doc = base_;
     report = guarded_save(
-        path_, patch,
+        target_, patch,
         [](const json&, const json& after) -> std::string {
             const ConfigCheck c = validate_monitor_config(after);
             return c.ok() ? std::string() : "not written — msprobe would reject it: " + c.errors.front();

@@ -32,9 +32,9 @@ struct ConfigConflict {
 
 class ConfigEditor {
 public:
-    explicit ConfigEditor(std::string path);
+    explicit ConfigEditor(ConfigTarget target);
 
-    const std::string& path() const { return path_; }
+    const std::string& path() const { return target_.path; }
     // Reads the file (again); drops unsaved edits.
     void reload();
     // Looks at the file's stamp (one stat); on a change, reloads or — with unsaved edits — opens a conflict.
@@ -77,8 +77,10 @@ public:
 
 private:
     void adopt(const nlohmann::ordered_json& doc, const FileStamp& stamp);
+    // The file's stamp now (pinned afresh: the folder may have been replaced since); size -1 when it cannot be.
+    FileStamp stamp_now() const;
 
-    std::string path_;
+    ConfigTarget target_;
     bool loaded_ = false;
     std::string load_error_;
     nlohmann::ordered_json base_ = nlohmann::ordered_json::object();

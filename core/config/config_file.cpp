@@ -9,8 +9,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "core/config/ordered_json_parse.hpp"
@@ -21,24 +19,53 @@ namespace msmon {
 
 namespace {
 
-std::string slurp(const std::string& path, bool& ok) {
-    std::ifstream in(path, std::ios::binary);
-    ok = static_cast<bool>(in);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+constexpr off_t kMaxConfigBytes = 16 << 20;  // msprobe's configs are a few KB; /dev/zero-like sizes are refused
+
+// The whole file from `fd` (closed here). False with `error` when it cannot be read or is too large.
+bool read_all(int fd, std::string& text, std::string& error) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > kMaxConfigBytes) {
+        ::close(fd);
+        error = "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a monitor config";
+        return false;
+    }
+    text.clear();
+    char buf[65536];
+    while (true) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            error = std::strerror(errno);
+            ::close(fd);
+            return false;
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (static_cast<off_t>(text.size()) > kMaxConfigBytes) {
+            ::close(fd);
+            error = "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a monitor config";
+            return false;
+        }
+    }
+    ::close(fd);
+    return true;
 }
 
 }  // namespace
+
+std::optional<PinnedFile> pin_monitor_config(const ConfigTarget& target, std::string& error) {
+    return PinnedFile::pin(target.path, target.follow_links ? LinkPolicy::any : LinkPolicy::trusted_folders,
+                           kFollowConfigLinkOption, error);
+}
 
 double mtime_as_python_float(const timespec& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-FileStamp stamp_of(const std::string& path) {
+FileStamp stamp_of(const PinnedFile& file) {
     FileStamp s;
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return s;
+    if (!file.stat_now(st)) return s;
     return FileStamp{st.st_dev, st.st_ino, st.st_mtim, st.st_size};
 }
 
@@ -62,18 +89,22 @@ bool parse_monitor_config_text(std::string_view text, nlohmann::ordered_json& do
     return parse_ordered_json(text, doc, error);
 }
 
-ConfigRead read_monitor_config(const std::string& path, int attempts) {
+ConfigRead read_monitor_config(const PinnedFile& file, int attempts) {
     ConfigRead r;
     for (int i = 0; i < std::max(1, attempts); ++i) {
         struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) {
+        if (!file.stat_now(st)) {
             r.status = ConfigRead::Status::missing;
             r.error = std::strerror(errno);
             return r;
         }
         r.mtime = st.st_mtim;
-        bool ok = false;
-        const std::string text = slurp(path, ok);
+        const int fd = file.open_for_reading(r.error);
+        std::string text;
+        if (fd < 0 || !read_all(fd, text, r.error)) {
+            r.status = ConfigRead::Status::invalid;  // a link, a FIFO, a folder, too large: no retry makes it right
+            return r;
+        }
         if (parse_monitor_config_text(text, r.doc, r.error)) {
             r.status = ConfigRead::Status::ok;
             r.error.clear();
@@ -86,34 +117,45 @@ ConfigRead read_monitor_config(const std::string& path, int attempts) {
     return r;
 }
 
+ConfigRead read_monitor_config(const ConfigTarget& target, int attempts) {
+    ConfigRead r;
+    auto file = pin_monitor_config(target, r.error);
+    if (!file) {
+        r.status = ConfigRead::Status::invalid;
+        return r;
+    }
+    return read_monitor_config(*file, attempts);
+}
+
 std::string render_monitor_config(const nlohmann::ordered_json& doc) {
     return doc.dump(2) + "\n";
 }
 
-bool write_monitor_config(const std::string& path, const nlohmann::ordered_json& doc, std::string& error,
-                          FileStamp* written) {
+bool write_monitor_config(const PinnedFile& file, const nlohmann::ordered_json& doc, std::string& error,
+                          FileStamp* written, const std::function<void()>& before_rename) {
     if (!doc.is_object()) {
         error = "the config must be a JSON object";
         return false;
     }
-    // The trainer reads and writes through realpath: replace the target, not the link.
-    char resolved[PATH_MAX];
-    const std::string target = ::realpath(path.c_str(), resolved) ? std::string(resolved) : path;
-    const auto slash = target.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
-    const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+    // The owner and mode to keep: the file under the pinned name now, which must still be a plain file.
     struct stat before {};
-    const bool existed = ::stat(target.c_str(), &before) == 0;
-    ReplacementFile file;
-    if (!file.open(dir, base, error)) return false;
-    const int fd = file.fd();
-    bool ok = file.write_all(render_monitor_config(doc), error);
+    const bool existed = file.stat_now(before);
+    if (existed && !S_ISREG(before.st_mode)) {
+        error = file.shown() + (S_ISLNK(before.st_mode) ? " became a symbolic link since msmon read it (someone is "
+                                                          "swapping it): nothing was written"
+                                                        : " is no longer a regular file: nothing was written");
+        return false;
+    }
+    ReplacementFile replacement;
+    if (!replacement.open(file.folder(), file.folder_path(), file.name(), error)) return false;
+    const int fd = replacement.fd();
+    bool ok = replacement.write_all(render_monitor_config(doc), error);
     // The new file keeps the old one's owner, group and mode: the trainer (often another user) writes it back when a
     // collection ends, and a failed write-back leaves dynamic_on true (a collection that never ends). If the owner
     // cannot be kept (msmon is neither root nor the owner), nothing is replaced.
     if (ok && existed && (before.st_uid != ::geteuid() || before.st_gid != ::getegid()) &&
         ::fchown(fd, before.st_uid, before.st_gid) != 0) {
-        error = "cannot keep " + target + "'s owner " + std::to_string(before.st_uid) + ":" +
+        error = "cannot keep " + file.real_path() + "'s owner " + std::to_string(before.st_uid) + ":" +
                 std::to_string(before.st_gid) + " (msmon runs as " + std::to_string(::geteuid()) + ":" +
                 std::to_string(::getegid()) + ": " + std::strerror(errno) +
                 "); the trainer could not write it back. Edit it as its owner or as root; nothing was changed";
@@ -146,13 +188,20 @@ bool write_monitor_config(const std::string& path, const nlohmann::ordered_json&
         }
     }
     const FileStamp stamp = ok ? stamp_of_fd(fd) : FileStamp{};  // linking and renaming leave these as they are
-    if (!ok || !file.replace(target, error)) return false;
-    if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    if (ok && before_rename) before_rename();
+    if (!ok || !replacement.replace(error)) return false;
+    if (const int dfd = file.open_folder_for_sync(); dfd >= 0) {
         ::fsync(dfd);
         ::close(dfd);
     }
     if (written) *written = stamp;
     return true;
+}
+
+bool write_monitor_config(const ConfigTarget& target, const nlohmann::ordered_json& doc, std::string& error,
+                          FileStamp* written) {
+    auto file = pin_monitor_config(target, error);
+    return file && write_monitor_config(*file, doc, error, written);
 }
 
 }  // namespace msmon

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <climits>
-#include <cstdlib>
 #include <ctime>
 #include <thread>
 
@@ -29,10 +27,10 @@ void sleep_ms(double ms) {
 
 // Waits until the file's mtime is `quiet_ms` old (a write-back burst of several ranks is over). Returns the time
 // waited in ms; -1 if it never went quiet within max_wait_ms.
-double wait_for_quiet(const std::string& path, const SaveTiming& timing) {
+double wait_for_quiet(const PinnedFile& file, const SaveTiming& timing) {
     const auto start = Clock::now();
     while (true) {
-        const FileStamp s = stamp_of(path);
+        const FileStamp s = stamp_of(file);
         const double age_ms = (now_seconds() - mtime_as_python_float(s.mtime)) * 1000.0;
         // A missing file, or an mtime in the future (clock skew): nothing to wait for.
         if (s.size < 0 || age_ms >= timing.quiet_ms || age_ms < -1000.0)
@@ -45,10 +43,9 @@ double wait_for_quiet(const std::string& path, const SaveTiming& timing) {
 // Keeps the replaced file open across the rename, to see a write-back that lands on it.
 struct OpenedFile {
     int fd = -1;
-    explicit OpenedFile(const std::string& path) {
-        char resolved[PATH_MAX];
-        const std::string target = ::realpath(path.c_str(), resolved) ? std::string(resolved) : path;
-        fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
+    explicit OpenedFile(const PinnedFile& file) {
+        std::string ignored;
+        fd = file.open_for_reading(ignored);
     }
     ~OpenedFile() {
         if (fd >= 0) ::close(fd);
@@ -76,14 +73,18 @@ std::string clock_text(const timespec& t) {
     return buf;
 }
 
-SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const SaveVeto& veto,
+SaveReport guarded_save(const ConfigTarget& target, const ConfigPatch& patch, const SaveVeto& veto,
                         const SaveTiming& timing) {
     SaveReport report;
+    const std::string& path = target.path;
+    auto pinned = pin_monitor_config(target, report.error);
+    if (!pinned) return report;
+    const PinnedFile& file = *pinned;
     for (int attempt = 0;; ++attempt) {
-        if (wait_for_quiet(path, timing) < 0)
+        if (wait_for_quiet(file, timing) < 0)
             report.notices.push_back("the config kept changing for " + std::to_string(timing.max_wait_ms / 1000) +
                                      " s (the trainer rewriting it?); writing anyway");
-        const ConfigRead read = read_monitor_config(path);
+        const ConfigRead read = read_monitor_config(file);
         if (read.status != ConfigRead::Status::ok) {
             report.error = "cannot read " + path + ": " + read.error;
             return report;
@@ -99,11 +100,12 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
                 report.error = why;
                 return report;
             }
-        OpenedFile old(path);
+        if (timing.before_write) timing.before_write();
+        OpenedFile old(file);
         const FileStamp old_before = old.fd >= 0 ? stamp_of_fd(old.fd) : FileStamp{};
         FileStamp ours;
         std::string error;
-        if (!write_monitor_config(path, doc, error, &ours)) {
+        if (!write_monitor_config(file, doc, error, &ours, timing.before_rename)) {
             report.error = error;
             return report;
         }
@@ -121,7 +123,7 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
         bool external = false, old_touched = false;
         while (std::chrono::duration<double, std::milli>(Clock::now() - written_at).count() < settle_ms) {
             sleep_ms(timing.poll_ms);
-            if (!(stamp_of(path) == ours)) {
+            if (!(stamp_of(file) == ours)) {
                 external = true;
                 break;
             }
@@ -134,7 +136,7 @@ SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const
         const double after_ms = std::chrono::duration<double, std::milli>(Clock::now() - written_at).count();
         std::string what;
         if (external) {
-            const ConfigRead now = read_monitor_config(path);
+            const ConfigRead now = read_monitor_config(file);
             what = "the config was rewritten " + std::to_string(static_cast<int>(after_ms)) +
                    " ms after msmon's save (" +
                    (now.status == ConfigRead::Status::ok ? what_changed(doc, now.doc) : "unreadable: " + now.error) +

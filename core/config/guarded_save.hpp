@@ -33,6 +33,9 @@ struct SaveTiming {
     // settle window stretches to one step, and a write-back inside it counts as a race.
     int step_ms = 0;
     int poll_ms = 5;
+    // Tests only: the windows a racing rename aims at. After each read, before the write that follows it; and
+    // inside the write, at the last moment before the new file is renamed into place.
+    std::function<void()> before_write, before_rename;
 };
 
 struct SaveReport {
@@ -48,7 +51,8 @@ struct SaveReport {
 // Checks the document about to be written; returns an empty string to allow it, else the reason not to.
 using SaveVeto = std::function<std::string(const nlohmann::ordered_json& before, const nlohmann::ordered_json& after)>;
 
-SaveReport guarded_save(const std::string& path, const ConfigPatch& patch, const SaveVeto& veto,
+// The config's folder is pinned once, before the first read: every read and write of this save goes through it.
+SaveReport guarded_save(const ConfigTarget& target, const ConfigPatch& patch, const SaveVeto& veto,
                         const SaveTiming& timing = {});
 
 // "14:02:11.123" in local time.

@@ -4,12 +4,12 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/files/folder_trust.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/number_text.hpp"
 
@@ -266,20 +266,32 @@ LoadedSettings load_settings() {
         }
         candidates = {dir + "/config.json", dir + "/config.toml"};
     }
+    std::string home;
+    try {
+        home = home_dir();
+    } catch (const std::exception&) {
+        home = "/";  // no home: every folder up to / is checked
+    }
     for (const std::string& path : candidates) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            if (std::getenv("MSMON_CONFIG")) {
+        std::string text, error;
+        switch (read_trusted_file(path, home, text, error)) {
+            case TrustedRead::ok:
+                return parse_settings(path, text);
+            case TrustedRead::missing:
+                if (std::getenv("MSMON_CONFIG")) {
+                    LoadedSettings out;
+                    out.path = path;
+                    out.problems.push_back({0, "cannot be read (MSMON_CONFIG names it)"});
+                    return out;
+                }
+                continue;
+            case TrustedRead::refused: {
                 LoadedSettings out;
                 out.path = path;
-                out.problems.push_back({0, "cannot be read (MSMON_CONFIG names it)"});
+                out.problems.push_back({0, error});
                 return out;
             }
-            continue;
         }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return parse_settings(path, ss.str());
     }
     return {};
 }

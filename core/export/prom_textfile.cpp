@@ -132,13 +132,12 @@ bool write_textfile_atomic(const std::string& dir, const std::string& name, cons
     // node_exporter reads only *.prom: the temp name (core/files/replacement_file.hpp) ends in .msmon-XXXXXX. The
     // folder is often shared (the node_exporter textfile collector's): the file is made new (unnamed, or by mkstemp:
     // a name or link planted there by another user is never opened), then made readable to the collector.
-    const std::string path = dir + "/" + name;
     ReplacementFile file;
     if (!file.open(dir, name, error)) return false;
     ::fchmod(file.fd(), 0644);
     if (!file.write_all(text, error)) return false;
     ::fsync(file.fd());
-    return file.replace(path, error);
+    return file.replace(error);
 }
 
 }  // namespace msmon

@@ -1,4 +1,4 @@
-// O_TMPFILE, linkat through /proc/self/fd, rename; mkstemp where that cannot work.
+// O_TMPFILE, linkat through /proc/self/fd, renameat; an O_EXCL temporary name where that cannot work.
 #include "core/files/replacement_file.hpp"
 
 #include <fcntl.h>
@@ -25,29 +25,48 @@ std::string random_suffix() {
 
 ReplacementFile::~ReplacementFile() {
     if (fd_ >= 0) ::close(fd_);
-    if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+    if (!temp_name_.empty()) ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+    if (dir_fd_ >= 0) ::close(dir_fd_);
 }
 
 bool ReplacementFile::open(const std::string& dir, const std::string& base, std::string& error) {
+    const int dir_fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) {
+        error = "cannot open the folder " + dir + ": " + std::strerror(errno);
+        return false;
+    }
+    const bool ok = open(dir_fd, dir, base, error);
+    ::close(dir_fd);
+    return ok;
+}
+
+bool ReplacementFile::open(int dir_fd, const std::string& dir, const std::string& base, std::string& error) {
     dir_ = dir;
     base_ = base;
+    dir_fd_ = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+    if (dir_fd_ < 0) {
+        error = "cannot use the folder " + dir + ": " + std::strerror(errno);
+        return false;
+    }
     // linkat needs /proc/self/fd to name the unnamed file (AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
     if (::access("/proc/self/fd", X_OK) == 0) {
-        fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        fd_ = ::openat(dir_fd_, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
         if (fd_ >= 0) {
             unnamed_ = true;
             return true;
         }
         // EOPNOTSUPP/EISDIR/EINVAL: a filesystem (NFS, old kernels) without O_TMPFILE; anything else is said below.
     }
-    std::string tmpl = dir + "/." + base + ".msmon-XXXXXX";
-    fd_ = ::mkstemp(tmpl.data());
-    if (fd_ < 0) {
-        error = "cannot create a temporary file in " + dir + ": " + std::strerror(errno);
-        return false;
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+        const std::string name = "." + base + ".msmon-" + random_suffix();
+        fd_ = ::openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd_ >= 0) {
+            temp_name_ = name;
+        } else if (errno != EEXIST || attempt >= 100) {
+            error = "cannot create a temporary file in " + dir + ": " + std::strerror(errno);
+            return false;
+        }
     }
-    ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
-    temp_path_ = tmpl;
     return true;
 }
 
@@ -64,24 +83,24 @@ bool ReplacementFile::write_all(const std::string& text, std::string& error) {
     return true;
 }
 
-bool ReplacementFile::replace(const std::string& target, std::string& error) {
+bool ReplacementFile::replace(std::string& error) {
     if (unnamed_) {
         const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-        for (int attempt = 0; temp_path_.empty(); ++attempt) {
-            const std::string name = dir_ + "/." + base_ + ".msmon-" + random_suffix();
-            if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-                temp_path_ = name;
+        for (int attempt = 0; temp_name_.empty(); ++attempt) {
+            const std::string name = "." + base_ + ".msmon-" + random_suffix();
+            if (::linkat(AT_FDCWD, proc.c_str(), dir_fd_, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+                temp_name_ = name;
             } else if (errno != EEXIST || attempt >= 100) {
                 error = "cannot give the new " + base_ + " a name in " + dir_ + ": " + std::strerror(errno);
                 return false;
             }
         }
     }
-    if (::rename(temp_path_.c_str(), target.c_str()) != 0) {
-        error = "cannot replace " + target + ": " + std::strerror(errno);
+    if (::renameat(dir_fd_, temp_name_.c_str(), dir_fd_, base_.c_str()) != 0) {
+        error = "cannot replace " + (dir_ == "/" ? "" : dir_) + "/" + base_ + ": " + std::strerror(errno);
         return false;  // the destructor removes the temp name
     }
-    temp_path_.clear();
+    temp_name_.clear();
     return true;
 }
 

@@ -49,7 +49,7 @@ std::string passwd_home(uid_t uid) {
 
 // The user's home: $HOME, else the passwd entry's (a systemd system service runs with neither HOME nor XDG_*).
 // Never a shared folder such as /tmp, where another user could plant a link where msmon writes its log or store.
-std::string home_dir() {
+std::string user_home() {
     if (const char* home = std::getenv("HOME"); home && *home == '/') return home;
     if (const std::string home = passwd_home(::geteuid()); !home.empty() && home[0] == '/') return home;
     throw std::runtime_error("no home folder: HOME is not set and user " + std::to_string(::geteuid()) +
@@ -60,7 +60,7 @@ std::string home_dir() {
 std::string xdg_dir(const char* var, const char* fallback_under_home) {
     std::string base;
     if (const char* v = std::getenv(var); v && *v == '/') base = v;
-    else base = home_dir() + "/" + fallback_under_home;
+    else base = user_home() + "/" + fallback_under_home;
     std::string dir = base + "/msmon";
     make_dirs(dir);
     return dir;
@@ -86,6 +86,10 @@ private:
 };
 
 }  // namespace
+
+std::string home_dir() {
+    return user_home();
+}
 
 bool make_dirs(const std::string& path) {
     std::error_code ec;

@@ -5,6 +5,8 @@
 
 namespace msmon {
 
+// The user's home: $HOME, else the passwd entry's; throws std::runtime_error when there is neither.
+std::string home_dir();
 // $XDG_STATE_HOME/msmon (else ~/.local/state/msmon), created if missing. ~ is $HOME, else the passwd entry's home;
 // with neither, these throw std::runtime_error saying so (never a shared fallback such as /tmp).
 std::string state_dir();

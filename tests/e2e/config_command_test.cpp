@@ -37,7 +37,8 @@ TEST(ConfigCommand, enable_with_collect_times_replaces_the_file_atomically_and_k
     std::filesystem::create_symlink("config.json", link);
     struct stat before {};
     ASSERT_EQ(::stat(real.c_str(), &before), 0);
-    auto r = run({program("msmon"), "config", "enable", link, "--collect-times", "5"});
+    // Through a link the user means (--follow-config-link; without it a link is refused: SharedNode.*).
+    auto r = run({program("msmon"), "config", "enable", link, "--collect-times", "5", "--follow-config-link"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     struct stat after {};
     ASSERT_EQ(::stat(real.c_str(), &after), 0);

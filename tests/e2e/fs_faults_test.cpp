@@ -67,10 +67,11 @@ std::string integrity(const std::string& db) {
     return rows.empty() || rows[0].empty() ? error : rows[0][0];
 }
 
-// Every value of the store, one sorted line each: what two stores must agree on.
+// Every value of the store, one sorted line each: what two stores must agree on. The store may be `nobody`'s (the
+// permission test's writer): root reads it saying it trusts that folder.
 std::vector<std::string> all_values(const std::string& db, const std::map<std::string, std::string>& env) {
     std::string error;
-    auto rows = query_rows(db, {}, env, error);
+    auto rows = query_rows(db, {"--trust-db-folder"}, env, error);
     EXPECT_TRUE(error.empty()) << error;
     std::vector<std::string> out;
     for (const auto& r : rows) out.push_back(r.key() + "=" + r.value);
@@ -99,9 +100,17 @@ std::vector<std::string> unprivileged(std::vector<std::string> argv) {
 // the writer's connection then stays read-only ("attempt to write a readonly database"): seen once under ASan.
 bool has_value(const std::string& db, int rank, int step, const std::map<std::string, std::string>& env,
                bool as_writer = false) {
-    std::vector<std::string> argv = {
-        program("msmon"),     "query", "--db", db, "--rank", std::to_string(rank), "--steps",
-        std::to_string(step), "--op",  "norm"};
+    std::vector<std::string> argv = {program("msmon"),
+                                     "query",
+                                     "--db",
+                                     db,
+                                     "--rank",
+                                     std::to_string(rank),
+                                     "--steps",
+                                     std::to_string(step),
+                                     "--op",
+                                     "norm",
+                                     "--trust-db-folder"};
     auto r = run(as_writer ? unprivileged(argv) : argv, env);
     return r.exit_code == 0 && r.out.find(",norm,") != std::string::npos;
 }
@@ -156,10 +165,11 @@ TEST_P(FsFaultsLive, a_folder_and_a_file_that_deny_reading_are_said_once_and_rea
         MSMON_SKIP_UNLESS_REQUIRED("setpriv is missing: cannot drop root");
     TempDir tmp;
     auto env = isolated_env(tmp);
-    fs::permissions(tmp.path(), fs::perms::all);  // `nobody` must reach the job and write its store and log
+    fs::permissions(tmp.path(), fs::perms(0755));  // `nobody` must reach the job, its store folder and its log
     const std::string job = tmp / "job", db = tmp / "store/s.db";
+    // The store's folder is its writer's own (msmon refuses a store folder that others can write).
     fs::create_directories(tmp / "store");
-    fs::permissions(tmp / "store", fs::perms::all);
+    if (::geteuid() == 0) ::chown((tmp / "store").c_str(), 65534, 65534);
     for (const auto& [k, v] : env) {
         fs::create_directories(v);
         fs::permissions(v, fs::perms::all);
@@ -333,7 +343,7 @@ class SmallTmpfs {
 public:
     SmallTmpfs(const std::string& dir, const std::string& size) : dir_(dir) {
         fs::create_directories(dir);
-        mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+        mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0755").c_str()) == 0;
         if (!mounted_) error_ = std::strerror(errno);
     }
     ~SmallTmpfs() {

@@ -241,7 +241,9 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     buf.text(x + 15, row++, editor_->path() + "   (takes effect while training only with DYNAMIC_MONITOR=True)", {},
              width - 15);
     if (!editor_->loaded()) {
-        buf.text(x, row++, "cannot read it: " + editor_->load_error(), kBad, width);
+        // Wrapped: a refusal (a link, a FIFO) ends with the way around it.
+        for (const auto& line : wrap("cannot read it: " + editor_->load_error(), width))
+            if (row < y + height) buf.text(x, row++, line, kBad, width);
         return;
     }
     const Style state_style = state_.phase == CollectionState::Phase::collecting ? kGood
