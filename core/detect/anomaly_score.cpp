@@ -1,6 +1,6 @@
-// Scores: NaN appearing in a finite series 100 (NonFinite, or msprobe's AnomalyNan); jumps 60 + 10·log10(ratio); rank
-// outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio); mean jumps 1 + log10(ratio) (means hover around zero, so
-// their ratios are noise); NaN placeholders 0.
+// Scores: NaN appearing in a finite series 100 (NonFinite, or msprobe's AnomalyNan); a weight changed between steps
+// (ContinuityBreak) 90; jumps 60 + 10·log10(ratio); rank outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio);
+// mean jumps 1 + log10(ratio) (means hover around zero, so their ratios are noise); NaN placeholders 0.
 #include "core/detect/anomaly_score.hpp"
 
 #include <algorithm>
@@ -36,6 +36,7 @@ double raw_score(const AnomalyRecord& a) {
         return std::min(90.0, 55.0 + 10.0 * std::log10(std::max(ratio, 1.0)));
     }
     if (a.rule == "StalledRank") return 80.0;
+    if (a.rule == "ContinuityBreak") return 90.0;  // a weight changed with no optimizer step: corruption
     if (a.rule == "GlobalNormSpike") return 50.0;
     if (a.rule == "EmbeddingNormHigh") return 45.0;
     return 5.0;

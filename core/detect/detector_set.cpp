@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/detect/anomaly_score.hpp"
 #include "core/detect/layout_ops.hpp"
@@ -74,6 +76,7 @@ std::string DetectorSet::encode(const TensorState& s) {
         if (k) out += ',';
         out += s.ops[k].seeded() ? format_double(s.ops[k].average()) : std::string("-");
     }
+    if (!s.held_params.empty()) out += ";param=" + encode_held_params(s.held_params);
     return out + "|" + s.checks.encode();
 }
 
@@ -91,6 +94,7 @@ DetectorSet::TensorState DetectorSet::decode(const std::string& text) {
         const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
         if (key == "last") s.last_step = parse_int(value).value_or(-1);
         else if (key == "spike") s.spike_count = parse_int(value).value_or(0);
+        else if (key == "param") s.held_params = decode_held_params(value);
         else if (key == "ema") {
             std::string_view list = value;
             while (!list.empty()) {
@@ -203,6 +207,98 @@ void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, cons
     }
 }
 
+void DetectorSet::pair_params(const RecordBatch& batch, const std::vector<std::size_t>& rows) {
+    // The batch's param rows by the parameter they describe; each side's rows by step, held ones first (a row
+    // read again replaces its earlier reading).
+    struct Side {
+        std::optional<std::int64_t> tensor;
+        std::map<std::int64_t, HeldParamRow> rows;
+    };
+    struct Pair {
+        const TensorInfo* t = nullptr;
+        int rank = 0;
+        Side origin, updated;
+    };
+    std::map<std::tuple<std::int64_t, std::string, std::string, std::int64_t>, Pair> pairs;
+    for (std::size_t i : rows) {
+        const SampleRow& row = batch.rows[i];
+        const TensorInfo* t = keys_.tensor(row.tensor_id);
+        const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+        if (!t || !run) continue;
+        Pair& p = pairs[{t->run_id, t->vpp_stage, t->name, t->micro_step.value_or(-1)}];
+        p.t = t;
+        p.rank = run->rank;
+        Side& side = t->kind == "param_origin" ? p.origin : p.updated;
+        side.tensor = row.tensor_id;
+        side.rows[row.step] =
+            HeldParamRow{row.step, row.layout_id,
+                         std::vector<double>(row.values, row.values + std::max<std::int32_t>(0, row.value_count))};
+    }
+    for (auto& [_, p] : pairs) {
+        const TensorInfo& t = *p.t;
+        for (Side* side : {&p.origin, &p.updated}) {
+            const char* kind = side == &p.origin ? "param_origin" : "param_updated";
+            if (!side->tensor) side->tensor = keys_.find_tensor(t.run_id, kind, t.vpp_stage, t.name, t.micro_step);
+            if (!side->tensor) continue;
+            if (!states_.count(*side->tensor))
+                for (const auto& rec : store_.load_detector_states({*side->tensor}))
+                    states_[rec.tensor_id] = decode(rec.state);
+            for (auto& h : states_[*side->tensor].held_params) side->rows.try_emplace(h.step, std::move(h));
+        }
+        // param_origin(s) pairs with param_updated(s - 1), and with nothing else.
+        for (auto o = p.origin.rows.begin(); o != p.origin.rows.end();) {
+            const auto u = o->first > std::numeric_limits<std::int64_t>::min() ? p.updated.rows.find(o->first - 1)
+                                                                               : p.updated.rows.end();
+            if (u == p.updated.rows.end()) {
+                ++o;
+                continue;
+            }
+            const std::string* origin_layout = keys_.layout_ops(o->second.layout_id);
+            const std::string* updated_layout = keys_.layout_ops(u->second.layout_id);
+            if (origin_layout && updated_layout)
+                if (auto b = compare_param_rows(numeric_ops(*updated_layout), u->second.values,
+                                                numeric_ops(*origin_layout), o->second.values)) {
+                    const TensorInfo* origin_tensor = p.origin.tensor ? keys_.tensor(*p.origin.tensor) : nullptr;
+                    SeriesFinding f;
+                    f.rule = "ContinuityBreak";
+                    f.rank = p.rank;
+                    f.step = o->first;
+                    f.order = origin_tensor ? origin_tensor->ordinal : t.ordinal;
+                    f.kind = "param_origin";
+                    f.vpp_stage = t.vpp_stage;
+                    f.name = t.name;
+                    f.micro_step = t.micro_step;
+                    f.op = b->op;
+                    f.value = b->origin;
+                    f.reference = b->updated;
+                    const double ratio = b->updated != 0 ? b->origin / b->updated : 0;
+                    f.ratio = std::isfinite(ratio) && ratio > 0 ? ratio : 1;
+                    fold_.add(std::move(f));
+                }
+            p.updated.rows.erase(u);
+            o = p.origin.rows.erase(o);
+        }
+        // What may still pair: rows whose partner step has not been seen yet (files are read in step order, so
+        // these are the last few).
+        const auto last_step = [&](const Side& s) {
+            return s.tensor && states_.count(*s.tensor) ? states_[*s.tensor].last_step : std::int64_t{-1};
+        };
+        const std::int64_t origin_last = last_step(p.origin), updated_last = last_step(p.updated);
+        const bool both = p.origin.tensor && p.updated.tensor;
+        for (Side* side : {&p.origin, &p.updated}) {
+            if (!side->tensor) continue;
+            auto& held = states_[*side->tensor].held_params;
+            held.clear();
+            for (auto& [step, row] : side->rows) {
+                const bool origin = side == &p.origin;
+                if (origin ? step - 1 > updated_last : step + 1 > origin_last)
+                    hold_param_row(held, std::move(row), both ? kMaxHeldParamRows : kMaxHeldParamRowsAlone);
+            }
+            touched_.push_back(*side->tensor);
+        }
+    }
+}
+
 void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                                      RecordBatch& batch) {
     const double v = row.values[0];
@@ -250,7 +346,9 @@ void DetectorSet::observe(RecordBatch& batch) {
     if (batch.rows.empty()) return;
     load_states(batch);
     const auto now = Clock::now();
-    for (const auto& row : batch.rows) {
+    param_rows_.clear();
+    for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+        const SampleRow& row = batch.rows[i];
         const TensorInfo* t = keys_.tensor(row.tensor_id);
         const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
         if (!t || !run) continue;
@@ -260,6 +358,7 @@ void DetectorSet::observe(RecordBatch& batch) {
             if (run->format == "mindformers") mindformers_checks(row, *t, *run, st, batch);
             else if (rules_ && !rules_->rules.empty()) msprobe_compat(row, *t, *run, st, batch);
             default_checks(row, *t, *run, st);
+            if (run->format != "mindformers" && has_continuity_partner(t->kind)) param_rows_.push_back(i);
             st.last_step = row.step;
             if (touched_.empty() || touched_.back() != row.tensor_id) touched_.push_back(row.tensor_id);
         }
@@ -270,6 +369,7 @@ void DetectorSet::observe(RecordBatch& batch) {
                 it->second = {t->run_id, row.step};
         }
     }
+    if (!param_rows_.empty()) pair_params(batch, param_rows_);
     for (const auto& [rank, run_step] : batch_pace_) stalls_.advance(rank, run_step.first, run_step.second, now);
     batch_pace_.clear();
     std::sort(touched_.begin(), touched_.end());

@@ -14,6 +14,7 @@
 #include "core/detect/detector_options.hpp"
 #include "core/detect/finding_fold.hpp"
 #include "core/detect/msprobe_rules.hpp"
+#include "core/detect/param_continuity.hpp"
 #include "core/detect/stall_watch.hpp"
 #include "core/ingest/key_registry.hpp"
 
@@ -42,9 +43,10 @@ public:
 private:
     struct TensorState {
         std::int64_t last_step = -1;
-        std::vector<MsprobeSeriesState> ops;  // per numeric op slot
-        std::int64_t spike_count = 0;         // global_norm: consecutive values ≥ threshold
-        SeriesCheckState checks;              // msmon's default checks: non-finite, jumps
+        std::vector<MsprobeSeriesState> ops;    // per numeric op slot
+        std::int64_t spike_count = 0;           // global_norm: consecutive values ≥ threshold
+        SeriesCheckState checks;                // msmon's default checks: non-finite, jumps
+        std::vector<HeldParamRow> held_params;  // param_origin/param_updated rows waiting for their partner
     };
     void load_states(const RecordBatch& batch);
     TensorState& state_of(std::int64_t tensor_id);
@@ -55,6 +57,10 @@ private:
     // msmon's own checks on the series' history (no alert rules needed); findings go to fold_.
     void default_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st);
     const CheckSlots& slots_of(std::int32_t layout_id);
+    // param_updated(t) against param_origin(t+1) of the same rank (core/detect/param_continuity.hpp), over the
+    // batch's param rows (`rows`: indexes into batch.rows) and those held from earlier batches.
+    void pair_params(const RecordBatch& batch, const std::vector<std::size_t>& rows);
+    std::vector<std::size_t> param_rows_;
     void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                             RecordBatch& batch);
     void save_cross(RecordBatch& batch);

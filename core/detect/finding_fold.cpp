@@ -174,6 +174,12 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g) {
                         format_double(f.value) +
                         (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) +
                         ")" + (g.count > 1 ? others + ", this one first in forward order" : std::string());
+        } else if (f.rule == "ContinuityBreak") {
+            a.message = "rank " + std::to_string(f.rank) + "'s " + series_text(f) + " changed between step " +
+                        std::to_string(f.step - 1) + "'s update and step " + std::to_string(f.step) + " (" + f.op +
+                        " " + format_double(f.reference.value_or(NAN)) + " after the update, " +
+                        format_double(f.value) + " at the next step): nothing but the optimizer changes weights, " +
+                        "so this copy was altered in between (silent data corruption?)" + others;
         } else if (f.rule == "Drift") {
             a.message = f.kind + " " + series_text(f) + " " + f.op + " has drifted " + ratio_text(f.ratio) +
                         " above its early level" + where + " (recent median " + format_double(f.value) + ", early " +

@@ -117,6 +117,16 @@ std::int64_t KeyRegistry::text_id(std::string_view text, RecordBatch& batch) {
 
 namespace msmon {
 
+std::optional<std::int64_t> KeyRegistry::find_tensor(std::int64_t run_id, std::string_view kind,
+                                                     std::string_view vpp_stage, std::string_view name,
+                                                     std::optional<std::int64_t> micro_step) const {
+    std::string key;
+    append_key(key, run_id, kind, vpp_stage, name, micro_step);
+    const auto it = tensors_.find(std::string_view(key));
+    if (it == tensors_.end()) return std::nullopt;
+    return it->second;
+}
+
 const TensorInfo* KeyRegistry::tensor(std::int64_t id) const {
     auto it = tensor_info_.find(id);
     return it == tensor_info_.end() ? nullptr : &it->second;

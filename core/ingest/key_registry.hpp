@@ -43,6 +43,10 @@ public:
 
     // Reverse lookups for detectors: what a tensor id, run id and layout id stand for.
     const TensorInfo* tensor(std::int64_t id) const;
+    // The id of a tensor this registry knows (created in this session, or stored for a run already read); nullopt
+    // otherwise. Never adds one.
+    std::optional<std::int64_t> find_tensor(std::int64_t run_id, std::string_view kind, std::string_view vpp_stage,
+                                            std::string_view name, std::optional<std::int64_t> micro_step) const;
     const RunInfo* run(std::int64_t id) const;
     // The runs whose folder path begins with `prefix` (a scan: for rare questions, not per row).
     std::vector<const RunInfo*> runs_with_prefix(std::string_view prefix) const;

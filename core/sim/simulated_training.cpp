@@ -495,10 +495,13 @@ void SimulatedTraining::run_gradients(std::int64_t step, int launch, const StepF
             }
             return s;
         };
-        origin_[p] = weight_stats(w);
+        origin_[p] = weight_stats(w);  // drawn even when replaced below: the noise that follows stays the same
+        if (state_.weight_stats.size() < params.size()) state_.weight_stats.resize(params.size());
+        if (state_.updates > 0) origin_[p] = state_.weight_stats[p];
         w = any_nan ? std::numeric_limits<double>::quiet_NaN()
                     : w * (1 + (par.vector ? 0.0002 * wn.gauss() : 0.0005 * std::abs(wn.gauss())));
         updated_[p] = weight_stats(w);
+        state_.weight_stats[p] = updated_[p];
     }
     ++state_.updates;
     state_.poisoned = poison_next;

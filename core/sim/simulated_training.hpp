@@ -56,6 +56,9 @@ public:
     struct State {
         std::vector<std::vector<double>> signal, m, v;
         std::vector<double> weight;
+        // The weights' statistics after the last update: what the next step starts from (param_origin equals the
+        // previous param_updated, as msprobe prints them for a real job).
+        std::vector<StatRow> weight_stats;
         std::int64_t updates = 0;
         bool poisoned = false;
     };

@@ -3,6 +3,7 @@
 // run's top incident is its planted origin (FAULT.txt), as the person would read it from `msmon anomalies`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -30,13 +31,20 @@ Json msmon_json(const std::vector<std::string>& args) {
     return Json::parse(r.out);
 }
 
-TEST(DetectionRealRuns, the_healthy_run_raises_no_anomaly) {
+// Both healthy runs: without the weights, and with param_distribution on (every weight before and after each
+// update: the replica and continuity checks have everything to look at, and must find nothing).
+class DetectionHealthyRun : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DetectionHealthyRun, raises_no_anomaly) {
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, "healthy");
+    const std::string db = ingest_fault_run(tmp, GetParam());
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json all = msmon_json({program("msmon"), "anomalies", "--db", db, "--format", "json"});
     EXPECT_EQ(all.size(), 0u) << all.dump(1);
 }
+
+INSTANTIATE_TEST_SUITE_P(HealthyRuns, DetectionHealthyRun, ::testing::Values("healthy", "params-healthy"),
+                         [](const auto& info) { return std::string(info.param) == "healthy" ? "healthy" : "params"; });
 
 struct PlantedOrigin {
     const char* run;
@@ -55,7 +63,9 @@ class DetectionFaultRun : public ::testing::TestWithParam<PlantedOrigin> {};
 TEST_P(DetectionFaultRun, the_top_incident_is_the_planted_origin_and_the_top_anomaly_too) {
     const PlantedOrigin want = GetParam();
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, want.run);
+    std::string run = want.run;
+    std::replace(run.begin(), run.end(), '_', '-');  // test names cannot hold '-'
+    const std::string db = ingest_fault_run(tmp, run);
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_GE(incidents.size(), 1u);
@@ -76,8 +86,26 @@ TEST_P(DetectionFaultRun, the_top_incident_is_the_planted_origin_and_the_top_ano
 
 INSTANTIATE_TEST_SUITE_P(PlantedFaults, DetectionFaultRun,
                          ::testing::Values(PlantedOrigin{"nan", 11, 3, "actv", "module.layers.0.fc2.output"},
-                                           PlantedOrigin{"baddata", 44, 0, "actv", "module.embed.input"}),
+                                           PlantedOrigin{"baddata", 44, 0, "actv", "module.embed.input"},
+                                           PlantedOrigin{"sdc_weight", 31, 1, "param_origin",
+                                                         "module.layers.0.fc2.weight"}),
                          [](const auto& info) { return std::string(info.param.run); });
+
+// The corrupted copy, named as what happened: rank 1's weight changed between step 30's update and step 31, its
+// value after the update and at the next step quoted.
+TEST(DetectionRealRuns, a_weight_altered_between_two_steps_is_said_as_such_with_both_values) {
+    TempDir tmp;
+    const std::string db = ingest_fault_run(tmp, "sdc-weight");
+    if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
+    const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
+    ASSERT_EQ(incidents.size(), 1u) << incidents.dump(1);
+    EXPECT_EQ(incidents[0]["rule"], "ContinuityBreak");
+    const std::string message = incidents[0]["message"];
+    EXPECT_NE(message.find("rank 1's module.layers.0.fc2.weight changed between step 30's update and step 31 "
+                           "(norm 2.462905 after the update, 2.487534 at the next step)"),
+              std::string::npos)
+        << message;
+}
 
 }  // namespace
 }  // namespace msmon::test

@@ -83,7 +83,8 @@ std::string incident_key(const std::string& origin_identity, const AnomalyRecord
 }
 
 Color row_color(const AnomalyRecord& a, double score) {
-    if (std::isnan(a.value) || a.rule == "StalledRank" || a.rule == "CrossRankOutlier") return Color::bad;
+    if (std::isnan(a.value) || a.rule == "StalledRank" || a.rule == "CrossRankOutlier" || a.rule == "ContinuityBreak")
+        return Color::bad;
     return score >= 20 ? Color::warn : Color::none;
 }
 
