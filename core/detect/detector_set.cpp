@@ -234,17 +234,22 @@ void DetectorSet::pair_params(const RecordBatch& batch, const std::vector<std::s
             HeldParamRow{row.step, row.layout_id,
                          std::vector<double>(row.values, row.values + std::max<std::int32_t>(0, row.value_count))};
     }
-    for (auto& [_, p] : pairs) {
-        const TensorInfo& t = *p.t;
+    // The partners not in this batch: their states in one read.
+    std::vector<std::int64_t> unknown;
+    for (auto& [_, p] : pairs)
         for (Side* side : {&p.origin, &p.updated}) {
             const char* kind = side == &p.origin ? "param_origin" : "param_updated";
-            if (!side->tensor) side->tensor = keys_.find_tensor(t.run_id, kind, t.vpp_stage, t.name, t.micro_step);
-            if (!side->tensor) continue;
-            if (!states_.count(*side->tensor))
-                for (const auto& rec : store_.load_detector_states({*side->tensor}))
-                    states_[rec.tensor_id] = decode(rec.state);
-            for (auto& h : states_[*side->tensor].held_params) side->rows.try_emplace(h.step, std::move(h));
+            if (!side->tensor)
+                side->tensor = keys_.find_tensor(p.t->run_id, kind, p.t->vpp_stage, p.t->name, p.t->micro_step);
+            if (side->tensor && !states_.count(*side->tensor)) unknown.push_back(*side->tensor);
         }
+    if (!unknown.empty())
+        for (const auto& rec : store_.load_detector_states(unknown)) states_[rec.tensor_id] = decode(rec.state);
+    for (auto& [_, p] : pairs) {
+        const TensorInfo& t = *p.t;
+        for (Side* side : {&p.origin, &p.updated})
+            if (side->tensor)
+                for (auto& h : states_[*side->tensor].held_params) side->rows.try_emplace(h.step, std::move(h));
         // param_origin(s) pairs with param_updated(s - 1), and with nothing else.
         for (auto o = p.origin.rows.begin(); o != p.origin.rows.end();) {
             const auto u = o->first > std::numeric_limits<std::int64_t>::min() ? p.updated.rows.find(o->first - 1)

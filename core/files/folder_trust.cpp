@@ -24,11 +24,6 @@ std::string user_name(uid_t uid) {
     return {};
 }
 
-std::string user_text(uid_t uid) {
-    const std::string name = user_name(uid);
-    return (name.empty() ? std::string() : name + " ") + "(uid " + std::to_string(uid) + ")";
-}
-
 // The group is the owner's private group: named as the owner, and nobody else listed in it.
 bool private_group_of(gid_t gid, uid_t owner, std::string& group) {
     struct group gr {
@@ -54,9 +49,17 @@ std::string mode_text(mode_t mode) {
 
 }  // namespace
 
+std::string user_text(uid_t uid) {
+    const std::string name = user_name(uid);
+    return (name.empty() ? std::string() : name + " ") + "(uid " + std::to_string(uid) + ")";
+}
+
+bool trusted_owner(uid_t uid) {
+    return uid == ::geteuid() || uid == 0;
+}
+
 std::string owner_or_write_problem(const struct stat& st, bool sticky_ok) {
-    if (st.st_uid != ::geteuid() && st.st_uid != 0)
-        return "is owned by " + user_text(st.st_uid) + ", not by you or root";
+    if (!trusted_owner(st.st_uid)) return "is owned by " + user_text(st.st_uid) + ", not by you or root";
     const bool root_sticky = st.st_uid == 0 && (st.st_mode & S_ISVTX) != 0;
     if ((st.st_mode & S_IWOTH) && !(sticky_ok && root_sticky))
         return "is writable by everyone (mode " + mode_text(st.st_mode) + ")";
@@ -120,7 +123,7 @@ TrustedRead read_trusted_file(const std::string& path, const std::string& home, 
         error = "refused: " + why + fix;
         return TrustedRead::refused;
     }
-    if (S_ISLNK(link.st_mode) && link.st_uid != ::geteuid() && link.st_uid != 0) {
+    if (S_ISLNK(link.st_mode) && !trusted_owner(link.st_uid)) {
         error = path + " is refused: it is a link " + owner_or_write_problem(link) + fix;
         return TrustedRead::refused;
     }

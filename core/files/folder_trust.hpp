@@ -8,6 +8,11 @@
 
 namespace msmon {
 
+// "trainer (uid 1001)", or "uid 1001" when the passwd database does not know it.
+std::string user_text(uid_t uid);
+// The effective user or root: the owners whose folders and links msmon trusts.
+bool trusted_owner(uid_t uid);
+
 // "" when the effective user or root owns `st` and nobody else can write it; else why not ("is owned by trainer
 // (uid 1001)", "is writable by its group proj (mode 2775)"). Group write counts as nobody else's only for the
 // owner's own private group (named as the owner, no other member). `sticky_ok`: a world-writable root folder with

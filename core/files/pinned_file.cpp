@@ -2,7 +2,6 @@
 #include "core/files/pinned_file.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,23 +11,13 @@
 #include <deque>
 #include <vector>
 
+#include "core/files/folder_trust.hpp"
+
 namespace msmon {
 
 namespace {
 
 constexpr int kMaxLinks = 40;  // as the kernel's ELOOP limit
-
-std::string user_text(uid_t uid) {
-    passwd pw{}, *found = nullptr;
-    std::vector<char> buf(4096);
-    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found && found->pw_name)
-        return std::string(found->pw_name) + " (uid " + std::to_string(uid) + ")";
-    return "uid " + std::to_string(uid);
-}
-
-bool trusted_owner(uid_t uid) {
-    return uid == ::geteuid() || uid == 0;
-}
 
 std::deque<std::string> components(const std::string& path) {
     std::deque<std::string> out;
