@@ -327,6 +327,30 @@ int main(int argc, char** argv) {
             {"real_nan", "real", real + "/nan", 50, 4, {{"nan", 11, 3, "actv", "module.layers.0.fc2.output"}}});
         corpus.push_back(
             {"real_baddata", "real", real + "/baddata", 50, 4, {{"baddata", 44, 0, "actv", "module.embed.input"}}});
+        // Faults between ranks (param_distribution on): silent data corruption of one replica's weights and of
+        // its reduced gradient, every rank's learning rate x20, a layer that dies; and the healthy run with every
+        // weight collected.
+        corpus.push_back({"real_params_healthy", "real", real + "/params-healthy", 50, 4, {}});
+        corpus.push_back({"real_sdc_weight",
+                          "real",
+                          real + "/sdc-weight",
+                          50,
+                          4,
+                          {{"sdc", 31, 1, "param_origin", "module.layers.0.fc2.weight"}}});
+        corpus.push_back({"real_sdc_grad",
+                          "real",
+                          real + "/sdc-grad",
+                          50,
+                          4,
+                          {{"sdcgrad", 22, 3, "grad_reduced", "module.layers.2.fc1.weight"}}});
+        corpus.push_back(
+            {"real_lr_blowup", "real", real + "/lr-blowup", 50, 4, {{"lr", 35, -1, "derived.update_ratio", ""}}});
+        corpus.push_back({"real_dead_layer",
+                          "real",
+                          real + "/dead-layer",
+                          50,
+                          4,
+                          {{"dead", 18, -1, "actv", "module.layers.1.fc1.output"}}});
     } else {
         std::fprintf(stderr, "%s is absent: real runs left out\n", real.c_str());
     }

@@ -11,6 +11,7 @@
 #include "core/args/arg_parser.hpp"
 #include "core/detect/incidents.hpp"
 #include "core/detect/msprobe_rules.hpp"
+#include "core/text/rank_ranges.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 
@@ -71,20 +72,10 @@ nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score, std::s
         j["call_id"] = a.call_id;
         j["pp_stage"] = a.pp_stage;
         j["group_mates"] = a.group_mates;
+    } else if (!a.group_mates.empty()) {
+        j["replicas"] = a.group_mates;  // ReplicaDivergence: the ranks that agree; ReplicaTie: the other side
     }
     return j;
-}
-
-std::string ranks_text(const std::vector<int>& ranks) {
-    std::string out;
-    for (std::size_t i = 0; i < ranks.size();) {
-        std::size_t j = i;
-        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-        if (!out.empty()) out += ',';
-        out += std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
-        i = j + 1;
-    }
-    return out;
 }
 
 int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<Incident>& incidents,
@@ -125,7 +116,7 @@ int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<In
             (inc.last_step > inc.first_step ? "-" + std::to_string(inc.last_step) : std::string());
         std::printf("%4zu %7.1f %7lld %5d  %-15s %-18s %9zu %-11s %-11s %s\n", k + 1, inc.score,
                     static_cast<long long>(o.step), o.rank, escape_for_display(o.kind, 40).c_str(),
-                    escape_for_display(o.rule, 40).c_str(), inc.members.size(), ranks_text(inc.ranks).c_str(),
+                    escape_for_display(o.rule, 40).c_str(), inc.members.size(), rank_ranges(inc.ranks).c_str(),
                     steps.c_str(), escape_for_display(o.name, 200).c_str());
     }
     std::printf("%zu of %zu incidents (%zu anomalies)\n", n, incidents.size(), list.size());

@@ -9,6 +9,7 @@
 #include "core/args/arg_parser.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
+#include "store/check_coverage.hpp"
 
 namespace msmon {
 
@@ -104,6 +105,20 @@ int print_run_config(Reader& reader, std::optional<int> rank, bool json) {
     return kExitOk;
 }
 
+// What the checks across ranks can see: the replica groups learned, and each check that can't run.
+void print_checks(const CheckCoverage& c) {
+    if (c.replicas.empty() && c.cannot_run.empty()) return;
+    std::printf("checks across ranks:\n");
+    if (const std::string s = c.summary(); !s.empty()) {
+        std::string kinds;
+        for (const auto& k : c.replicas)
+            if (k.grouped) kinds += (kinds.empty() ? "" : ", ") + k.kind;
+        std::printf("  replica groups: %s (%s; steps %lld-%lld)\n", s.c_str(), kinds.c_str(),
+                    static_cast<long long>(c.steps.front()), static_cast<long long>(c.steps.back()));
+    }
+    for (const auto& line : c.cannot_run) std::printf("  %s\n", line.c_str());
+}
+
 }  // namespace
 
 int run_health_command(int argc, char** argv) {
@@ -142,7 +157,9 @@ int run_health_command(int argc, char** argv) {
     std::vector<CheckpointRecord> checkpoints;
     std::vector<EventRecord> events;
     std::vector<Restart> restarts;
+    CheckCoverage coverage;
     try {
+        coverage = check_coverage(*reader);
         checkpoints = reader->checkpoints();
         events = reader->events();
         restarts = job_restarts(reader->run_segments(), events);
@@ -174,6 +191,15 @@ int run_health_command(int argc, char** argv) {
             o["checkpoint"] = c ? nlohmann::ordered_json(checkpoints[*c].name) : nlohmann::ordered_json(nullptr);
             j["restarts"].push_back(std::move(o));
         }
+        nlohmann::ordered_json checks;
+        checks["replica_groups"] = coverage.summary();
+        checks["learned_from_steps"] = coverage.steps;
+        checks["replicas"] = nlohmann::ordered_json::array();
+        for (const auto& k : coverage.replicas)
+            checks["replicas"].push_back(
+                {{"kind", k.kind}, {"tensors", k.tensors}, {"grouped", k.grouped}, {"group_size", k.group_size}});
+        checks["cannot_run"] = coverage.cannot_run;
+        j["checks"] = std::move(checks);
         j["events"] = nlohmann::ordered_json::array();
         for (const auto& e : events)
             j["events"].push_back({{"rank", e.rank},
@@ -195,6 +221,7 @@ int run_health_command(int argc, char** argv) {
         for (const Restart& r : restarts)
             std::printf("  %s\n", escape_for_display(describe_restart(r, checkpoints), 600).c_str());
     }
+    print_checks(coverage);
     std::size_t config_entries = 0;
     for (const auto& e : events) config_entries += e.kind == "config";
     if (config_entries)

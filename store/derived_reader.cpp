@@ -1,11 +1,14 @@
 #include "store/derived_reader.hpp"
 
+#include "core/detect/update_steps.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 
+#include "core/detect/update_steps.hpp"
 #include "core/series/op_aggregate.hpp"
 #include "core/steps_list.hpp"
 #include "core/text/name_pattern.hpp"
@@ -238,9 +241,8 @@ private:
             if (pattern && !pattern->search(std::get<2>(key))) continue;
             const auto u = updated.find(key);
             if (u == updated.end()) continue;
-            const double o = origin[key];
-            if (o == 0) continue;  // no size to be relative to
-            out.push_back({key, std::abs(u->second - o) / std::abs(o)});
+            // The one definition the optimizer-step check uses too; none when the weight has no size.
+            if (const auto ratio = msmon::update_ratio(origin[key], u->second)) out.push_back({key, *ratio});
         }
         emit(kUpdateRatio, "ratio", out, sink);
     }

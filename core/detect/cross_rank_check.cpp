@@ -1,5 +1,5 @@
-// Cross-rank outliers on log|x| (see the header): values wait per (group, step) until judged; beyond the memory
-// budget the highest waiting steps are dropped from memory and read back from the store, in pieces, when judged.
+// Judgements across ranks (see the header): values wait per (group, step) until judged; beyond the memory budget
+// the highest waiting steps are dropped from memory and read back from the store, in pieces, when judged.
 #include "core/detect/cross_rank_check.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "core/detect/layout_ops.hpp"
 #include "core/detect/median.hpp"
 #include "core/text/number_text.hpp"
+#include "core/text/rank_ranges.hpp"
 
 namespace msmon {
 
@@ -18,7 +19,13 @@ namespace {
 
 constexpr std::int32_t kNoLayout = std::numeric_limits<std::int32_t>::min();
 // What a held step costs beside its values, in values (a map node and a vector: ~96 bytes).
-constexpr std::size_t kStepCost = 6;
+constexpr std::size_t kStepCost = 3;
+
+// Kinds whose copies data-parallel replicas hold identically.
+bool replicated_kind(const std::string& kind) {
+    return kind == "param_origin" || kind == "param_updated" || kind == "grad_reduced" || kind == "exp_avg" ||
+           kind == "exp_avg_sq";
+}
 
 }  // namespace
 
@@ -35,6 +42,11 @@ CrossRankCheck::Group& CrossRankCheck::group_named(const std::string& kind, cons
     if (added) {
         it->second.kind = kind;
         it->second.op = op;
+        it->second.check = op == "replica"  ? Group::Check::replicas
+                           : op == "update" ? Group::Check::updates
+                                            : Group::Check::outliers;
+        it->second.stored_kinds = op == "update" ? std::vector<std::string>{"param_origin", "param_updated"}
+                                                 : std::vector<std::string>{kind};
     }
     return it->second;
 }
@@ -44,6 +56,9 @@ std::uint32_t CrossRankCheck::name_id(Group& g, const std::string& name) {
     if (added) {
         g.names.push_back(name);
         g.usual_spread.push_back(std::nan(""));
+        if (g.steps_together()) g.orders.push_back(0);
+        if (g.check == Group::Check::replicas) g.replica_series.emplace_back();
+        if (g.check == Group::Check::updates) g.update_history.emplace_back();
     }
     return it->second;
 }
@@ -53,29 +68,56 @@ const CrossRankCheck::Key& CrossRankCheck::key_of(const SampleRow& row, const Te
     Key& k = it->second;
     if (added) k.layout_id = kNoLayout;
     if (k.layout_id == row.layout_id) return k;
+    k = Key{};
     k.layout_id = row.layout_id;
-    k.applies = false;
     if (run.format == "mindformers") {
         if (t.kind != "loss" && t.kind != "global_norm") return k;
-        k.group = &group_named(t.kind, "value");
-        k.name = name_id(*k.group, t.name);
-        k.slot = 0;
-        k.needs_count = false;
-        k.applies = true;
+        k.outliers.group = &group_named(t.kind, "value");
+        k.outliers.name = name_id(*k.outliers.group, t.name);
         return k;
     }
-    if (t.kind != "grad_reduced" && t.kind != "grad_unreduced") return k;
+    const bool outliers = t.kind == "grad_reduced" || t.kind == "grad_unreduced", replicas = replicated_kind(t.kind);
+    if (!outliers && !replicas) return k;
     const std::string* layout = keys_.layout_ops(row.layout_id);
     if (!layout) return k;
     const auto ops = numeric_ops(*layout);
-    const auto norm = std::find(ops.begin(), ops.end(), "norm");
-    if (norm == ops.end()) return k;
-    k.group = &group_named(t.kind, "norm");
-    k.name = name_id(*k.group, t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : ""));
-    k.slot = static_cast<int>(norm - ops.begin());
+    const auto slot_of = [&](const char* op) {
+        const auto at = std::find(ops.begin(), ops.end(), op);
+        return at == ops.end() ? -1 : static_cast<int>(at - ops.begin());
+    };
+    k.slot = slot_of("norm");
+    if (k.slot < 0) return k;
     k.needs_count = true;
-    k.applies = true;
+    k.min_slot = slot_of("min");
+    k.max_slot = slot_of("max");
+    const std::string series =
+        t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+    if (outliers) {
+        k.outliers.group = &group_named(t.kind, "norm");
+        k.outliers.name = name_id(*k.outliers.group, series);
+    }
+    if (replicas) {
+        Group& g = group_named(t.kind, "replica");
+        k.replicas = {&g, name_id(g, series)};
+        g.orders[k.replicas.name] = t.ordinal;
+    }
+    if (t.kind == "param_origin" || t.kind == "param_updated") {
+        Group& g = group_named("derived.update_ratio", "update");
+        k.updates = {&g, name_id(g, series)};
+        g.orders[k.updates.name] = t.ordinal;
+        k.updated = t.kind == "param_updated";
+    }
     return k;
+}
+
+CrossRankCheck::Entry CrossRankCheck::entry_of(const Key& k, const Target& target, const SampleRow& row,
+                                               const RunInfo& run) const {
+    Entry e{target.name, run.rank, static_cast<std::int32_t>(run.id), row.layout_id, kNoEvidence, row.values[k.slot]};
+    if (target.group->check == Group::Check::replicas)
+        e.digest = replica_digest(row.values, row.value_count, k.min_slot, k.max_slot);
+    else if (target.group->check == Group::Check::updates)
+        e.digest = k.updated ? 1 : 0;
+    return e;
 }
 
 bool CrossRankCheck::is_spilled(const Group& g, std::int64_t step) const {
@@ -85,21 +127,35 @@ bool CrossRankCheck::is_spilled(const Group& g, std::int64_t step) const {
 }
 
 void CrossRankCheck::collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
-    const Key& k = key_of(row, t, run);
-    if (!k.applies || (k.needs_count && k.slot >= row.value_count)) return;
-    Group& g = *k.group;
-    auto [latest, first] = g.latest.try_emplace(run.rank, row.step);
-    if (first || row.step > latest->second) {
-        latest->second = std::max(latest->second, row.step);
-        changed_ = true;
+    if (run.format == "mindformers" && t.kind == "lr") {
+        learning_rates_[row.step] = row.values[0];
+        while (learning_rates_.size() > 256) learning_rates_.erase(learning_rates_.begin());
+        return;
     }
-    if (is_spilled(g, row.step)) return;  // in the store by the time its step is judged
-    auto [held, added] = g.held.try_emplace(row.step);
+    const Key& k = key_of(row, t, run);
+    if (k.needs_count && k.slot >= row.value_count) return;
+    for (const Target* target : {&k.outliers, &k.replicas, &k.updates}) {
+        if (!target->group) continue;
+        Group& g = *target->group;
+        auto [latest, first] = g.latest.try_emplace(run.rank, row.step);
+        if (first || row.step > latest->second) {
+            latest->second = std::max(latest->second, row.step);
+            changed_ = true;
+        }
+        // Replicas: a step already judged was judged against every copy that had come; this one came late.
+        if (g.steps_together() && row.step < g.judged_below) continue;
+        if (is_spilled(g, row.step)) continue;  // in the store by the time its step is judged
+        hold(g, row.step, entry_of(k, *target, row, run));
+    }
+}
+
+void CrossRankCheck::hold(Group& g, std::int64_t step, const Entry& e) {
+    auto [held, added] = g.held.try_emplace(step);
     if (added) {
         changed_ = true;
         held_values_ += kStepCost;
     }
-    held->second.push_back({k.name, run.rank, row.values[k.slot]});
+    held->second.push_back(e);
     g.values_per_step = std::max(g.values_per_step, held->second.size());
     peak_values_ = std::max(peak_values_, ++held_values_);
     if (held_values_ > budget_values_) spill_until_within_budget();
@@ -148,14 +204,22 @@ void CrossRankCheck::evaluate(bool all, RecordBatch& batch) {
         // A step is due once `needed` ranks have passed it: every step below the needed-th highest latest step.
         std::optional<std::int64_t> below;
         if (!all) {
-            const std::size_t needed = std::max<std::size_t>(static_cast<std::size_t>(options_.cross_rank_min_ranks),
-                                                             (g.latest.size() * 3 + 3) / 4);
+            // Outliers: once 3 of 4 ranks (at least cross_rank_min_ranks) passed a step. Replicas: once every rank
+            // passed it, or the 3 of 4 are kReplicaLag steps beyond it.
+            const std::size_t least =
+                g.steps_together() ? 2 : static_cast<std::size_t>(options_.cross_rank_min_ranks);
+            const std::size_t needed = std::max<std::size_t>(least, (g.latest.size() * 3 + 3) / 4);
             if (g.latest.size() < needed) continue;
             std::vector<std::int64_t> steps;
             for (const auto& [rank, s] : g.latest) steps.push_back(s);
             std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(needed - 1), steps.end(),
                              std::greater<>());
             below = steps[needed - 1];
+            if (g.steps_together()) {
+                const std::int64_t slowest = *std::min_element(steps.begin(), steps.end());
+                const bool far = *below > std::numeric_limits<std::int64_t>::min() + kReplicaLag;
+                below = std::max(slowest, far ? *below - kReplicaLag : slowest);
+            }
         }
         const auto due = [&](std::int64_t step) { return !below || step < *below; };
         // Held steps and spilled ranges never overlap; judged in step order (each series' usual spread moves on).
@@ -198,7 +262,12 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
         const std::uint64_t left = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(a);
         const std::int64_t b = left < steps ? last : a + static_cast<std::int64_t>(steps - 1);
         std::map<std::int64_t, std::vector<Entry>> values;
-        for (auto& stored : store_.load_samples(g.kind, a, b)) {
+        std::vector<StoredSample> samples;
+        for (const auto& kind : g.stored_kinds) {
+            auto more = store_.load_samples(kind, a, b);
+            samples.insert(samples.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+        }
+        for (auto& stored : samples) {
             if (runs_loaded_.insert(stored.run_id).second) keys_.load_run_tensors(stored.run_id);
             const TensorInfo* t = keys_.tensor(stored.row.tensor_id);
             const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
@@ -213,8 +282,11 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
             }
             stored.row.value_count = count->second;
             const Key& k = key_of(stored.row, *t, *run);
-            if (!k.applies || k.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
-            values[stored.row.step].push_back({k.name, run->rank, stored.row.values[k.slot]});
+            const Target& target = k.replicas.group == &g  ? k.replicas
+                                   : k.updates.group == &g ? k.updates
+                                                           : k.outliers;
+            if (target.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
+            values[stored.row.step].push_back(entry_of(k, target, stored.row, *run));
         }
         for (auto& [step, entries] : values) {
             g.values_per_step = std::max(g.values_per_step, entries.size());
@@ -226,6 +298,15 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
 }
 
 void CrossRankCheck::judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+    switch (g.check) {
+        case Group::Check::outliers: judge_outliers(g, step, entries, batch); return;
+        case Group::Check::replicas: judge_replicas(g, step, entries, batch); break;
+        case Group::Check::updates: judge_updates(g, step, entries, batch); break;
+    }
+    g.judged_below = std::max(g.judged_below, step < std::numeric_limits<std::int64_t>::max() ? step + 1 : step);
+}
+
+void CrossRankCheck::judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
     // By series, then rank; a value read twice (a file read again) counts once, as its last reading.
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
         return a.name != b.name ? a.name < b.name : a.rank < b.rank;
@@ -313,6 +394,187 @@ void CrossRankCheck::judge(Group& g, std::int64_t step, std::vector<Entry>& entr
         a.score = anomaly_score(a);
         batch.anomalies.push_back(std::move(a));
     }
+}
+
+namespace {
+
+// "+50.0%": how far `value` is from `reference`.
+std::string relative_text(double value, double reference) {
+    if (reference == 0 || !std::isfinite(value) || !std::isfinite(reference)) return "";
+    const double percent = (value - reference) / std::abs(reference) * 100;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, std::abs(percent) >= 0.01 ? "%+.2f%%" : "%+.2g%%", percent);
+    return buf;
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+    return (ranks.size() == 1 ? "rank " : "ranks ") + rank_ranges(ranks);
+}
+
+}  // namespace
+
+void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+    // By series, then rank; a value read twice (a file read again) counts once, as its last reading.
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return a.name != b.name ? a.name < b.name : a.rank < b.rank;
+    });
+    // Findings of one rank (and kind, step) are one anomaly: the first tensor in forward order, and how many.
+    struct PerRank {
+        ReplicaFinding first;
+        std::uint32_t name = 0;
+        int count = 0;
+    };
+    std::map<std::pair<bool, int>, PerRank> per_rank;  // (tie, rank)
+    std::vector<ReplicaCopy> copies;
+    for (std::size_t i = 0; i < entries.size();) {
+        const std::uint32_t name = entries[i].name;
+        copies.clear();
+        for (; i < entries.size() && entries[i].name == name; ++i) {
+            if (i + 1 < entries.size() && entries[i + 1].name == name && entries[i + 1].rank == entries[i].rank)
+                continue;
+            const Entry& e = entries[i];
+            copies.push_back({e.rank, e.run, e.layout, e.digest, e.value, name});
+        }
+        for (auto& f : g.replica_series[name].judge(copies)) {
+            PerRank& p = per_rank[{f.tie, f.rank}];
+            if (!p.count++ || g.orders[name] < g.orders[p.name]) {
+                p.name = name;
+                p.first = std::move(f);
+            }
+        }
+    }
+    for (auto& [key, p] : per_rank) {
+        const ReplicaFinding& f = p.first;
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = f.tie ? "ReplicaTie" : "ReplicaDivergence";
+        a.rank = f.rank;
+        a.step = step;
+        a.kind = g.kind;
+        a.op = "norm";
+        const std::string& series = g.names[p.name];
+        const auto colon = series.find(':');
+        a.vpp_stage = colon == std::string::npos ? "" : series.substr(0, colon);
+        a.name = colon == std::string::npos ? series : series.substr(colon + 1);
+        a.call_id = g.orders[p.name];
+        a.value = f.value;
+        a.reference = f.group_value;
+        a.tag_name = a.kind + "/rank" + std::to_string(f.rank);
+        a.group_mates = f.others;
+        const std::string more =
+            p.count > 1 ? "; " + std::to_string(p.count - 1) + " more " + a.kind + " tensors of this rank too" : "";
+        const std::string diff = f.value == f.group_value ? "the same norm, other statistics differ"
+                                                          : relative_text(f.value, f.group_value);
+        if (!f.tie) {
+            a.message = "rank " + std::to_string(f.rank) + "'s " + a.kind + " departs from its " +
+                        std::to_string(f.others.size()) + " replica" + (f.others.size() == 1 ? "" : "s") + " (" +
+                        ranks_text(f.others) + ") at step " + std::to_string(step) + ": " + a.name + " norm " +
+                        format_double(f.value) + " against their " + format_double(f.group_value) + " (" + diff +
+                        ")" + more;
+        } else {
+            a.message = ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + a.name + " (" +
+                        a.kind + "), disagree at step " + std::to_string(step) + ": norm " + format_double(f.value) +
+                        " on " + ranks_text(f.side) + ", " + format_double(f.group_value) + " on " +
+                        ranks_text(f.others) + " (" + diff +
+                        "); no value holds a majority, so which copy changed can't be told from the replicas alone" +
+                        more;
+        }
+        a.score = anomaly_score(a);
+        batch.anomalies.push_back(std::move(a));
+    }
+}
+
+void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+    // By series, rank and side (origin, then updated); the last reading of each counts.
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return std::tie(a.name, a.rank, a.digest) < std::tie(b.name, b.rank, b.digest);
+    });
+    std::map<int, RankUpdateTally> by_rank;
+    for (std::size_t i = 0; i < entries.size();) {
+        const Entry& first = entries[i];
+        std::optional<double> origin, updated;
+        for (; i < entries.size() && entries[i].name == first.name && entries[i].rank == first.rank; ++i)
+            (entries[i].digest ? updated : origin) = entries[i].value;
+        if (!origin || !updated) continue;
+        const auto ratio = update_ratio(*origin, *updated);
+        if (!ratio) continue;
+        const UpdateHistory::Verdict v = g.update_history[first.name][first.rank].add(*ratio);
+        RankUpdateTally& t = by_rank[first.rank];
+        t.rank = first.rank;
+        if (!v.judged) continue;
+        ++t.judged;
+        if (!v.jumped) continue;
+        ++t.jumped;
+        t.factors.push_back(*ratio / v.median);
+        if (!t.has_first || g.orders[first.name] < t.first_order) {
+            t.has_first = true;
+            t.first_order = g.orders[first.name];
+            t.first_name = first.name;
+            t.first_ratio = *ratio;
+            t.first_median = v.median;
+        }
+    }
+    std::vector<RankUpdateTally> tallies;
+    for (auto& [_, t] : by_rank) tallies.push_back(std::move(t));
+    std::size_t judging = 0;
+    for (const auto& t : tallies) judging += t.judged > 0;
+    const auto jumped = optimizer_jump(tallies, g.update_open);
+    for (const RankUpdateTally* t : jumped) {
+        AnomalyRecord a;
+        a.source = "detected";
+        a.rule = "OptimizerStep";
+        a.rank = t->rank;
+        a.step = step;
+        a.kind = g.kind;
+        a.op = "ratio";
+        const std::string& series = g.names[t->first_name];
+        const auto colon = series.find(':');
+        a.vpp_stage = colon == std::string::npos ? "" : series.substr(0, colon);
+        a.name = colon == std::string::npos ? series : series.substr(colon + 1);
+        a.call_id = t->first_order;
+        a.value = t->first_ratio;
+        a.reference = t->first_median;
+        a.tag_name = "optimizer/rank" + std::to_string(t->rank);
+        std::vector<double> factors = t->factors;
+        const double typical = median_of(factors);
+        a.message = "the optimizer's step grew at step " + std::to_string(step) + " on " +
+                    std::to_string(jumped.size()) + " of " + std::to_string(judging) + " ranks: on rank " +
+                    std::to_string(t->rank) + " the update/weight ratio of " + std::to_string(t->jumped) + " of " +
+                    std::to_string(t->judged) + " weights jumped, ×" + format_double_within(typical, 6) +
+                    " their recent medians (" + a.name + ": " + format_double_within(t->first_ratio, 9) +
+                    " against " + format_double_within(t->first_median, 9) +
+                    "). Every layer at once: the learning rate, its schedule, the loss scale or the optimizer's "
+                    "state changed" +
+                    learning_rate_text(step);
+        a.score = anomaly_score(a);
+        batch.anomalies.push_back(std::move(a));
+    }
+}
+
+std::string CrossRankCheck::learning_rate_text(std::int64_t step) const {
+    const auto at = learning_rates_.find(step);
+    if (at == learning_rates_.end()) return "";
+    std::string out = " (MindFormers logged lr " + format_double(at->second) + " at this step";
+    if (at != learning_rates_.begin())
+        out += ", " + format_double(std::prev(at)->second) + " at step " + std::to_string(std::prev(at)->first);
+    return out + ")";
+}
+
+CrossRankCheck::ReplicaSummary CrossRankCheck::replica_summary() const {
+    ReplicaSummary out;
+    std::unordered_set<std::string> tensors;
+    for (const auto& [_, g] : groups_) {
+        if (g.check != Group::Check::replicas) continue;
+        for (std::size_t i = 0; i < g.replica_series.size(); ++i) {
+            const ReplicaSeries& r = g.replica_series[i];
+            if (!r.groups()) continue;
+            ++out.series;
+            tensors.insert(g.names[i]);
+            out.largest = std::max(out.largest, r.largest());
+        }
+    }
+    out.tensors = tensors.size();
+    return out;
 }
 
 std::optional<std::string> CrossRankCheck::take_changed_state() {

@@ -1,8 +1,15 @@
-// Cross-rank outliers: at one step, a rank whose gradient norm of a parameter (or MindFormers loss / global norm)
-// is far from the other ranks' — on log|x|, against the ranks' usual spread for that series.
-//
-// A step is judged once enough ranks have passed it (3 of 4, and at least cross_rank_min_ranks), or at the end of
-// a run. Until then its values wait. A one-shot catch-up reads rank by rank, so a whole file's steps wait for the
+// Judgements across ranks at one step:
+// - Outliers: a rank whose gradient norm of a parameter (or MindFormers loss / global norm) is far from the
+//   other ranks' — on log|x|, against the ranks' usual spread for that series. A step is judged once enough
+//   ranks have passed it (3 of 4, and at least cross_rank_min_ranks).
+// - Replicas (core/detect/replica_series.hpp): the copies of a weight, reduced gradient or Adam moment that
+//   data-parallel replicas hold print the same values; a copy that departs from its learned group is found. A
+//   step is judged once every rank has passed it (or it is kReplicaLag steps behind the outliers' due step: a
+//   rank that stopped), so each copy is set against all of its replicas; a copy that arrives later is not judged.
+// - Optimizer steps (core/detect/update_steps.hpp): from each weight's param_origin and param_updated norms at a
+//   step, its update ratio; most weights of most ranks jumping at one step is one change of the optimizer's
+//   step, judged when every rank has passed it, as replicas are.
+// Every step is judged at the end of a run. Until then its values wait. A one-shot catch-up reads rank by rank, so a whole file's steps wait for the
 // next ranks: values beyond a memory budget are dropped from memory and read back from the store, a few steps at
 // a time, when their step is judged (the store holds every observed row by then: `wait_committed`). The result is
 // the same whatever the budget.
@@ -11,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +27,8 @@
 #include <vector>
 
 #include "core/detect/detector_options.hpp"
+#include "core/detect/replica_series.hpp"
+#include "core/detect/update_steps.hpp"
 #include "core/ingest/key_registry.hpp"
 
 namespace msmon {
@@ -27,6 +37,8 @@ class CrossRankCheck {
 public:
     // The saved state's setting: which steps wait and each rank's latest step, per group.
     static constexpr const char* kSetting = "cross_rank_pending";
+    // Replicas: a step this far behind the step most ranks passed is judged without the ranks still behind it.
+    static constexpr std::int64_t kReplicaLag = 64;
 
     CrossRankCheck(IngestStore& store, KeyRegistry& keys, const DetectorOptions& options,
                    std::function<void(const std::string&)> notice);
@@ -40,17 +52,30 @@ public:
     std::optional<std::string> take_changed_state();
     // A killed session's state: its waiting steps are read back from the store when judged.
     void restore(const std::string& text);
-    // Memory the waiting values take, at most so far (approximately: 16 bytes a value).
+    // Replica groups learned so far: tensors (of any replica kind) with a group of at least two ranks, and the
+    // largest such group.
+    struct ReplicaSummary {
+        std::size_t tensors = 0, series = 0;
+        int largest = 0;
+    };
+    ReplicaSummary replica_summary() const;
+    // Memory the waiting values take, at most so far (approximately: 32 bytes a value).
     std::size_t peak_bytes() const { return peak_values_ * sizeof(Entry); }
 
 private:
     struct Entry {
         std::uint32_t name;  // index into Group::names
         std::int32_t rank;
-        double value;
+        std::int32_t run;     // replicas: the rank's run (segment)
+        std::int32_t layout;   // replicas: the ops of the row
+        std::uint64_t digest;  // replicas: all of the row's values (replica_digest); updates: 1 param_updated, 0 origin
+        double value;          // the norm (MindFormers: the value)
     };
     struct Group {
+        enum class Check { outliers, replicas, updates };
         std::string kind, op;
+        Check check = Check::outliers;                    // op "replica": replicas; op "update": updates
+        std::vector<std::string> stored_kinds;            // where its values are read back from
         std::map<int, std::int64_t> latest;               // rank → latest step it reported
         std::map<std::int64_t, std::vector<Entry>> held;  // step → values, in arrival order
         std::map<std::int64_t, std::int64_t> spilled;     // first → last step: values only in the store
@@ -58,26 +83,45 @@ private:
         std::vector<std::string> names;    // vpp:name[:micro] of gradients, tensor name else
         std::vector<double> usual_spread;  // per name: EMA of the ranks' MAD; NaN: none yet
         std::size_t values_per_step = 0;   // the most seen at one step (sizes read-backs)
+        // Replicas, updates: per name, the tensor's forward order; steps below this are judged (the rest of a
+        // step that came late is not).
+        std::vector<std::int64_t> orders;
+        std::int64_t judged_below = std::numeric_limits<std::int64_t>::min();
+        std::vector<ReplicaSeries> replica_series;                          // replicas: per name
+        std::vector<std::unordered_map<int, UpdateHistory>> update_history;  // updates: per name, by rank
+        bool update_open = false;                                           // updates: optimizer_jump's
+        bool steps_together() const { return check != Check::outliers; }
     };
     // Where a tensor's rows go, worked out once per (tensor, layout).
-    struct Key {
-        std::int32_t layout_id = -1;
-        bool applies = false;
-        int slot = 0;              // the value's slot in the row
-        bool needs_count = false;  // msprobe rows: the slot must be within the row's value_count
+    struct Target {
         Group* group = nullptr;
         std::uint32_t name = 0;
+    };
+    struct Key {
+        std::int32_t layout_id = -1;
+        int slot = 0;              // the value's slot in the row
+        bool needs_count = false;  // msprobe rows: the slot must be within the row's value_count
+        int min_slot = -1, max_slot = -1;
+        bool updated = false;                // param_updated (updates: the second norm of a ratio)
+        Target outliers, replicas, updates;  // the groups a row goes to (none: not judged across ranks)
     };
 
     const Key& key_of(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
     Group& group_named(const std::string& kind, const std::string& op);
     static std::uint32_t name_id(Group& g, const std::string& name);
+    Entry entry_of(const Key& k, const Target& target, const SampleRow& row, const RunInfo& run) const;
+    void hold(Group& g, std::int64_t step, const Entry& e);
     bool is_spilled(const Group& g, std::int64_t step) const;
     void spill_until_within_budget();
     void spill_step(Group& g, std::int64_t step);
     // Judges the spilled steps [first, last] of `g`, reading their values back from the store in pieces.
     void judge_spilled(Group& g, std::int64_t first, std::int64_t last, RecordBatch& batch);
     void judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
+    void judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
+    void judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
+    void judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
+    // MindFormers' logged learning rate at `step` and the last step before it that logged one, for messages.
+    std::string learning_rate_text(std::int64_t step) const;
 
     IngestStore& store_;
     KeyRegistry& keys_;
@@ -92,6 +136,7 @@ private:
     std::size_t peak_values_ = 0;
     std::size_t budget_values_;
     bool changed_ = false;
+    std::map<std::int64_t, double> learning_rates_;  // step → MindFormers' lr (the last 256 steps logged)
 };
 
 }  // namespace msmon

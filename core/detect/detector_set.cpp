@@ -196,6 +196,10 @@ void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, cons
     };
     if (auto nf = st.checks.check_non_finite(slots, row.values, scalar ? 1 : row.value_count))
         finding("NonFinite", op_name(nf->slot), nf->value, nf->previous, 1);
+    // A module's outputs all zero from one step on: it died (forward activations only).
+    if (t.kind == "actv")
+        if (auto before = st.checks.check_dead(slots, row.values, row.value_count))
+            finding("DeadLayer", "zeros", row.values[slots.zeros], *before, 1);
     const bool jumps = !scalar || t.kind == "loss" || t.kind == "global_norm";
     if (jumps && slots.norm >= 0 && slots.norm < (scalar ? 1 : row.value_count)) {
         if (auto j = st.checks.check_jump(options_.series, row.values[slots.norm]))

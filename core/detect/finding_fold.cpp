@@ -42,14 +42,14 @@ void FindingFold::emit_completed(const std::map<std::pair<int, std::string>, std
             ++it;
             continue;
         }
-        out.push_back(anomaly_of(it->second));
+        out.push_back(emit(it->second));
         it = groups_.erase(it);
         changed_ = true;
     }
 }
 
 void FindingFold::emit_all(std::vector<AnomalyRecord>& out) {
-    for (const auto& [key, g] : groups_) out.push_back(anomaly_of(g));
+    for (const auto& [key, g] : groups_) out.push_back(emit(g));
     changed_ = changed_ || !groups_.empty();
     groups_.clear();
 }
@@ -61,7 +61,7 @@ void FindingFold::emit_waiting(std::chrono::steady_clock::time_point now, std::c
             ++it;
             continue;
         }
-        out.push_back(anomaly_of(it->second));
+        out.push_back(emit(it->second));
         it = groups_.erase(it);
         changed_ = true;
     }
@@ -143,9 +143,35 @@ bool FindingFold::decode(const std::string& text) {
     }
 }
 
-AnomalyRecord FindingFold::anomaly_of(const Group& g) {
+AnomalyRecord FindingFold::emit(const Group& g) const {
+    const SeriesFinding* changed_first = nullptr;
+    if (g.first.rule == "DeadLayer")
+        for (const char* rule : {"Jump", "NonFinite"}) {
+            const auto it = groups_.find({rule, g.first.rank, g.first.kind, g.first.step});
+            if (it != groups_.end() && it->second.first.order < g.first.order &&
+                (!changed_first || it->second.first.order < changed_first->order))
+                changed_first = &it->second.first;
+        }
+    return anomaly_of(g, changed_first);
+}
+
+namespace {
+
+// "module.layers.1" for "module.layers.1.act.output": the module's parent, its layer.
+std::string layer_of(const std::string& tensor) {
+    std::string module = tensor;
+    for (const char* suffix : {".output", ".input"})
+        if (module.ends_with(suffix)) module.resize(module.size() - std::string_view(suffix).size());
+    const auto dot = module.rfind('.');
+    return dot == std::string::npos ? module : module.substr(0, dot);
+}
+
+}  // namespace
+
+AnomalyRecord FindingFold::anomaly_of(const Group& g, const SeriesFinding* changed_first) {
     {
-        const SeriesFinding& f = g.first;
+        const SeriesFinding& dead = g.first;
+        const SeriesFinding& f = changed_first ? *changed_first : g.first;
         AnomalyRecord a;
         a.source = "detected";
         a.rule = f.rule;
@@ -169,7 +195,23 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g) {
         const std::string where = " at step " + std::to_string(f.step) + " on rank " + std::to_string(f.rank);
         const std::string others =
             g.count > 1 ? "; " + std::to_string(g.count) + " " + f.kind + " series of this rank in all" : std::string();
-        if (f.rule == "NonFinite") {
+        if (dead.rule == "DeadLayer") {
+            // Named by where it began (the first module that changed), said as what it is.
+            a.rule = dead.rule;
+            a.op = dead.op;
+            a.value = dead.value;
+            a.reference = dead.reference;
+            a.message = "the layer " + layer_of(dead.name) + " died" + where + ": " + dead.name +
+                        " is all zeros from this step (zeros " + format_double(dead.reference.value_or(NAN)) +
+                        " -> 1)" +
+                        (changed_first ? ", after " + f.name + "'s " + f.op + " " +
+                                             (f.rule == "Jump" ? "jumped " + ratio_text(f.ratio)
+                                                               : std::string("became non-finite")) +
+                                             " (" + format_double(f.value) + ")"
+                                       : std::string()) +
+                        (g.count > 1 ? "; " + std::to_string(g.count) + " " + dead.kind + " series of this rank all zeros"
+                                     : std::string());
+        } else if (f.rule == "NonFinite") {
             a.message = f.kind + " " + series_text(f) + " became non-finite" + where + " (" + f.op + " " +
                         format_double(f.value) +
                         (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) +

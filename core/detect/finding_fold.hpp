@@ -59,7 +59,10 @@ private:
         std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
     };
     using Key = std::tuple<std::string, int, std::string, std::int64_t>;  // rule, rank, kind, step
-    static AnomalyRecord anomaly_of(const Group& g);
+    // A DeadLayer group names the module that changed first in forward order (a Jump or NonFinite group of the
+    // same rank, kind and step, when one began earlier): the layer died from there.
+    AnomalyRecord emit(const Group& g) const;
+    static AnomalyRecord anomaly_of(const Group& g, const SeriesFinding* changed_first);
     std::map<Key, Group> groups_;
     bool changed_ = false;
 };

@@ -12,8 +12,9 @@ namespace msmon {
 bool training_order_less(const AnomalyRecord& a, const AnomalyRecord& b) {
     // Forward order (call_id) is only comparable within one rank: msmon's detections carry tensor ids, which
     // follow the order a rank's files list them but interleave between ranks.
-    return std::make_tuple(a.step, kind_step_order(a.kind), a.kind, a.rank, a.call_id) <
-           std::make_tuple(b.step, kind_step_order(b.kind), b.kind, b.rank, b.call_id);
+    // At one place, the more severe first (a DeadLayer named by the module a Jump is on).
+    return std::make_tuple(a.step, kind_step_order(a.kind), a.kind, a.rank, a.call_id, -a.score) <
+           std::make_tuple(b.step, kind_step_order(b.kind), b.kind, b.rank, b.call_id, -b.score);
 }
 
 namespace {

@@ -47,6 +47,7 @@ CheckSlots CheckSlots::from_ops(const std::vector<std::string>& ops) {
         else if (ops[i] == "min") s.min = k;
         else if (ops[i] == "max") s.max = k;
         else if (ops[i] == "mean") s.mean = k;
+        else if (ops[i] == "zeros") s.zeros = k;
     }
     return s;
 }
@@ -113,10 +114,17 @@ std::optional<JumpFinding> SeriesCheckState::check_jump(const SeriesCheckOptions
             threshold = std::max(floor, o.jump_mad_k * std::max(mad, o.jump_mad_floor));
         }
         if (in_jump_) {
-            if (dev < threshold / 2) in_jump_ = false;  // back within bounds: the next excursion is a new finding
+            if (dev < threshold / 2) {  // back within bounds: the next excursion is a new finding
+                in_jump_ = false;
+                // Back below the jump's level (a one-step spike), rather than the median catching up with a level
+                // that stays: the jump no longer explains where the series is.
+                if (!std::isnan(jumped_to_) && y < jumped_to_ - std::log(3.0))
+                    jumped_to_ = std::numeric_limits<float>::quiet_NaN();
+            }
         } else if (dev >= threshold) {
             in_jump_ = true;
             out = JumpFinding{value, std::exp(med), std::exp(y - med)};
+            if (y > med) jumped_to_ = static_cast<float>(y);
         }
     }
     while (static_cast<int>(history_.size()) >= window) {  // the oldest leaves both copies
@@ -144,13 +152,25 @@ std::optional<JumpFinding> SeriesCheckState::check_drift(const SeriesCheckOption
     }
     if (grown < limit) return std::nullopt;
     in_drift_ = true;
+    if (!std::isnan(jumped_to_) && med >= jumped_to_ - std::log(3.0)) return std::nullopt;  // the jump's level
     return JumpFinding{std::exp(med), std::exp(static_cast<double>(early_)), std::exp(grown)};
+}
+
+std::optional<double> SeriesCheckState::check_dead(const CheckSlots& slots, const double* values, int count) {
+    if (slots.zeros < 0 || slots.zeros >= count || !std::isfinite(values[slots.zeros])) return std::nullopt;
+    const double zeros = values[slots.zeros];
+    const float before = last_zeros_;
+    last_zeros_ = static_cast<float>(zeros);
+    if (zeros < 0.5) dead_ = false;
+    if (dead_ || zeros < 1.0 || !(before < 0.5)) return std::nullopt;
+    dead_ = true;
+    return before;
 }
 
 std::string SeriesCheckState::encode() const {
     std::string out = "nf=" + std::to_string(static_cast<int>(finite_)) + ";lf=" + format_double(last_finite_) +
                       ";jx=" + (in_jump_ ? "1" : "0") + ";dx=" + (in_drift_ ? "1" : "0") + ";de=" + hex_float(early_) +
-                      ";jh=";
+                      ";ju=" + hex_float(jumped_to_) + ";zl=" + hex_float(last_zeros_) + ";zd=" + (dead_ ? "1" : "0") + ";jh=";
     // The history as the floats' bits in hex: exact, and cheap enough to write for every series every batch.
     for (float f : history_) out += hex_float(f);
     return out;
@@ -176,6 +196,12 @@ SeriesCheckState SeriesCheckState::decode(std::string_view text) {
             s.in_drift_ = value == "1";
         } else if (key == "de") {
             if (value.size() == 8) s.early_ = float_of_hex(value);
+        } else if (key == "ju") {
+            if (value.size() == 8) s.jumped_to_ = float_of_hex(value);
+        } else if (key == "zl") {
+            if (value.size() == 8) s.last_zeros_ = float_of_hex(value);
+        } else if (key == "zd") {
+            s.dead_ = value == "1";
         } else if (key == "jh") {
             for (std::size_t at = 0; at + 8 <= value.size(); at += 8)
                 s.history_.push_back(float_of_hex(value.substr(at, 8)));

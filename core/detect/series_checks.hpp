@@ -5,7 +5,11 @@
 //   z-score (MAD), with hysteresis: one finding per excursion, not one per step while it lasts.
 // - drift: the median of the recent history grown far above the series' early level (the median of its first
 //   full window), slowly enough that no single step jumps; one finding until it comes back below half the ratio.
-//   Upwards only: gradients shrinking as training converges are no fault.
+//   Upwards only: gradients shrinking as training converges are no fault. A level a jump reached is not a drift
+//   (the jump was found): a series whose median grew to within ×3 of where its last upward jump took it, and
+//   stayed there, raises no drift (a one-step spike that came back leaves no such level).
+// - dead: the series' `zeros` fraction reaches 1 (every element zero) from below one half: the module stopped
+//   passing anything on. One finding until it comes back below one half.
 // The state is small and text-encodable, persisted with the rows it was computed from.
 #pragma once
 
@@ -29,9 +33,9 @@ struct SeriesCheckOptions {
 
 // Where the ops the checks read sit in a row (-1: the layout has no such op).
 struct CheckSlots {
-    int norm = -1, nans = -1, min = -1, max = -1, mean = -1;
+    int norm = -1, nans = -1, min = -1, max = -1, mean = -1, zeros = -1;
     static CheckSlots from_ops(const std::vector<std::string>& numeric_ops);
-    static CheckSlots scalar() { return {0, -1, -1, -1, -1}; }  // MindFormers: one value
+    static CheckSlots scalar() { return {0, -1, -1, -1, -1, -1}; }  // MindFormers: one value
 };
 
 struct NonFiniteFinding {
@@ -53,6 +57,8 @@ public:
     std::optional<JumpFinding> check_jump(const SeriesCheckOptions& o, double value);
     // After check_jump for the same row: value is the recent median, median the early level.
     std::optional<JumpFinding> check_drift(const SeriesCheckOptions& o);
+    // The zeros fraction before it reached 1, when it just did.
+    std::optional<double> check_dead(const CheckSlots& slots, const double* values, int count);
 
     std::string encode() const;
     static SeriesCheckState decode(std::string_view text);
@@ -66,6 +72,9 @@ private:
     bool in_jump_ = false;
     float early_ = std::numeric_limits<float>::quiet_NaN();  // log of the first full window's median
     bool in_drift_ = false;
+    float jumped_to_ = std::numeric_limits<float>::quiet_NaN();  // log|x| of the last upward jump
+    float last_zeros_ = std::numeric_limits<float>::quiet_NaN();
+    bool dead_ = false;
 };
 
 }  // namespace msmon

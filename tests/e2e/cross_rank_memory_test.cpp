@@ -49,9 +49,9 @@ TEST(CrossRankMemory, waiting_values_stay_within_the_budget_and_the_anomalies_ar
     const Ingested none = ingest_with_budget(tmp, job, "0");      // every value read back
     // Without a bound the catch-up held well over the small budget: the small one had to read values back.
     EXPECT_GT(unbounded.peak_bytes, 10u * 10486) << "the job is too small to test the budget";
-    // A value (16 bytes) and its step's cost (6 values) over the budget at most, before the spill.
-    EXPECT_LE(small.peak_bytes, 10486u + 7 * 16);
-    EXPECT_LE(none.peak_bytes, 7u * 16);
+    // A value (32 bytes) and its step's cost (3 values) over the budget at most, before the spill.
+    EXPECT_LE(small.peak_bytes, 10486u + 4 * 32);
+    EXPECT_LE(none.peak_bytes, 4u * 32);
     EXPECT_EQ(unbounded.cross_rank, (std::set<std::pair<int, std::int64_t>>{{1, 100}, {5, 30}}));
     EXPECT_EQ(small.anomalies, unbounded.anomalies);
     EXPECT_EQ(none.anomalies, unbounded.anomalies);

@@ -293,6 +293,39 @@ TEST_F(TuiIncidents, a_real_msprobe_nan_is_one_incident_from_layer_0_fc2_on_rank
     EXPECT_EQ(incident_lines(screen).size(), 26u) << screen;
 }
 
+// Silent data corruption of one replica (sdc-weight: rank 1's copy of layers.0.fc2.weight altered after step 30's
+// update): the Anomalies tab leads with it, and Enter charts rank 1's weight at step 31 with its replicas' value
+// beside it in the read-out.
+TEST_F(TuiIncidents, a_replica_altered_between_steps_is_charted_against_its_replicas_value) {
+    const std::string shared = shared_dir();
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
+    auto t = open(shared + "/fixtures/msprobe-faults/sdc-weight", "0-49");
+    std::string screen =
+        t->screen_when([](const std::string& s) { return status_line(s).find("| 1 incident |") != std::string::npos; },
+                       milliseconds(10000));
+    ASSERT_NE(status_line(screen).find("| 1 incident |"), std::string::npos) << screen;
+    t->send_keys("3", true);
+    screen = t->screen_when([](const std::string& s) { return count_incidents(incident_lines(s)) == 1; },
+                            milliseconds(5000));
+    const auto rows = incident_lines(screen);
+    ASSERT_EQ(rows.size(), 1u) << screen;
+    EXPECT_TRUE(rows[0].selected);
+    EXPECT_EQ(rows[0].step, 31);
+    EXPECT_EQ(rows[0].rank, 1);
+    EXPECT_EQ(rows[0].kind, "param_origin");
+    EXPECT_EQ(rows[0].name, "module.layers.0.fc2.weight");
+    EXPECT_EQ(rows[0].ranks, 1);
+    t->send_keys("Enter");
+    // The read-out's 6 significant digits: 2.487534 against 2.462905.
+    screen = t->wait_for("step 31: rank 1=2.48753 replicas 0,2-3=2.46291", milliseconds(5000));
+    ASSERT_FALSE(screen.empty()) << t->capture();
+    const auto lines = lines_of(screen);
+    EXPECT_EQ(lines[1].rfind("param_origin norm", 0), 0u) << screen;
+    EXPECT_NE(lines[1].find("module.layers.0.fc2.weight"), std::string::npos) << screen;
+    EXPECT_NE(lines[1].find("against its replicas 0,2-3"), std::string::npos) << screen;
+}
+
 // --snapshot anomalies at 80x24: the incidents readable, the module cut so the layer and fc2 still show.
 TEST(TuiIncidentsSnapshot, incidents_are_readable_at_80x24_in_utf8_and_ascii) {
     TempDir tmp;

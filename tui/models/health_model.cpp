@@ -60,6 +60,7 @@ HealthModel collect_health(Reader& reader) {
     for (const auto& a : reader.anomalies(stalled))
         if (a.rule == "StalledRank") ranks[a.rank].stalled = true;
     for (auto& [_, p] : ranks) m.ranks.push_back(p);
+    m.checks = check_coverage(reader);
     return m;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "store/check_coverage.hpp"
 #include "store/reader.hpp"
 
 namespace msmon::tui {
@@ -32,6 +33,7 @@ struct HealthModel {
     std::vector<RankProgress> ranks;
     // msprobe's new run folders (steps trained again), then MindFormers' relaunches in its logs.
     std::vector<Restart> restarts;
+    CheckCoverage checks;  // the replica groups learned and the checks across ranks that can't run
 };
 
 HealthModel collect_health(Reader& reader);

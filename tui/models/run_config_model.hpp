@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text/rank_ranges.hpp"
 #include "store/reader.hpp"
 
 namespace msmon::tui {
@@ -21,8 +22,5 @@ struct RunConfigModel {
 };
 
 RunConfigModel collect_run_config(Reader& reader);
-
-// "0-3,5,7-8": ranks as ranges.
-std::string rank_ranges(const std::vector<int>& ranks);
 
 }  // namespace msmon::tui

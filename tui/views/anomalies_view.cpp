@@ -463,8 +463,14 @@ Reaction AnomaliesView::drill() {
         of_rank = reader_->anomalies(f);
     }
     auto& steps = drill.anomaly_steps;
-    for (const auto& b : paged_ ? of_rank : records())
-        if (b.rank == a->rank && b.kind == a->kind && b.name == a->name) steps.push_back(b.step);
+    for (const auto& b : paged_ ? of_rank : records()) {
+        if (b.rank != a->rank || b.kind != a->kind || b.name != a->name) continue;
+        steps.push_back(b.step);
+        // The replicas this copy departed from, whichever finding of that copy was selected (a ContinuityBreak
+        // on the same weight, say).
+        if (b.step == a->step && b.rule == "ReplicaDivergence" && drill.replicas.empty())
+            drill.replicas = b.group_mates;
+    }
     std::sort(steps.begin(), steps.end());
     steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
     shared_.drill = std::move(drill);

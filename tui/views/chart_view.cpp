@@ -8,6 +8,7 @@
 
 #include "core/series/op_aggregate.hpp"
 #include "core/text/name_pattern.hpp"
+#include "core/text/rank_ranges.hpp"
 #include "tui/models/baseline_ratio.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/rank_band.hpp"
@@ -387,6 +388,7 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
                 what += "  " + r.summary;
             } else {
                 add_line(label, to_points(s.points), Color::series0, true);
+                add_replicas(lines, what);
                 if (!baseline_.empty())
                     lines.push_back({"baseline", to_points(baseline_), {Color::dim, Color::none, kDim}, true});
             }
@@ -455,6 +457,17 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
     }
     if (x_axis_ != XAxis::step) place_in_time(lines, opt, glyphs.unicode);
     plot_columns_ = draw_chart(buf, x, y, width, height, lines, opt, glyphs);
+}
+
+void ChartView::add_replicas(std::vector<ChartSeries>& lines, std::string& what) const {
+    if (!shared_.drill || shared_.drill->replicas.empty()) return;
+    // Replicas agree: the first one's values are the group's.
+    const std::vector<int>& replicas = shared_.drill->replicas;
+    const auto first = std::find_if(series_.begin(), series_.end(), [&](const auto& s) { return s.rank == replicas.front(); });
+    if (first == series_.end()) return;
+    const std::string name = "replica" + std::string(replicas.size() == 1 ? " " : "s ") + rank_ranges(replicas);
+    lines.push_back({name, to_points(first->points), {Color::series1, Color::none, kBold}, false});
+    what += "  against its " + name;
 }
 
 void ChartView::place_in_time(std::vector<ChartSeries>& lines, ChartOptions& opt, bool unicode) const {

@@ -33,6 +33,8 @@ private:
     void read_abandoned(Reader& reader);
     // The baseline's same series on the focused rank (SharedSelection::baseline).
     void read_baseline();
+    // A drill-down on a departed copy: its replicas' line beside it (named in `what`, the title's).
+    void add_replicas(std::vector<ChartSeries>& lines, std::string& what) const;
     // Lines by tensor: the page of tensors the filter matches on the focused rank, micro-steps folded.
     void read_tensors(Reader& reader, bool window_is_zoom);
     Reaction page_tensors(int delta);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "tui/views/run_config_page.hpp"
+#include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
 
@@ -253,6 +254,15 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         const bool alarm =
             e.kind == "stop" || e.kind == "error" || e.kind == "global_norm_spike" || e.kind == "data_skip";
         lines.push_back({row + last_line(e.message), alarm ? Style{Color::warn, Color::none, kPlain} : dim});
+    }
+    // Last: what the checks across ranks can see, below what changes as the job runs.
+    if (!model_.checks.replicas.empty() || !model_.checks.cannot_run.empty()) {
+        const std::string groups = model_.checks.summary();
+        lines.push_back({"checks across ranks: " + (groups.empty() ? std::string("no replica groups") : groups +
+                                                        " (replica groups)"),
+                         head});
+        for (const auto& why : model_.checks.cannot_run)  // wrapped: the fix is at the end of the sentence
+            for (const auto& part : wrap_text(why, std::max(20, width - 4))) lines.push_back({"  " + part, dim});
     }
     const int h = height - (top - y);
     scroll_ = std::clamp(scroll_, 0, std::max(0, static_cast<int>(lines.size()) - h));

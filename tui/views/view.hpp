@@ -21,6 +21,9 @@ struct ChartDrill {
     SeriesSelection series;
     int rank = -1;
     std::vector<std::int64_t> anomaly_steps;  // steps n/N jump between
+    // A copy that departed from its replicas (ReplicaDivergence): the ranks that agree, charted as one line beside
+    // the rank so that the read-out sets its value against theirs. Empty: none.
+    std::vector<int> replicas;
 };
 
 // What the overview and the chart share: the statistic looked at, the filter, the rank in focus.

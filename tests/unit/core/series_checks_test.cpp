@@ -108,6 +108,44 @@ TEST(SeriesChecks, a_slow_drift_is_found_once_and_a_one_step_spike_or_noise_is_n
     EXPECT_EQ(found, 0);
 }
 
+TEST(SeriesChecks, a_jump_to_a_level_that_stays_is_one_jump_not_a_drift_too) {
+    // A layer's output ×80 from step 30 on (a bias set to -50): the jump is found; the median reaching that level
+    // some steps later is the same event, not a slow drift.
+    SeriesCheckOptions o;
+    std::mt19937_64 rng(5);
+    std::lognormal_distribution<double> noise(0.0, 0.05);
+    SeriesCheckState s;
+    std::vector<int> jumps, drifts;
+    for (int step = 0; step < 120; ++step) {
+        const double v = (step >= 30 ? 1130.0 : 14.0) * noise(rng);
+        if (s.check_jump(o, v)) jumps.push_back(step);
+        if (s.check_drift(o)) drifts.push_back(step);
+        if (step == 60) s = SeriesCheckState::decode(s.encode());  // and across a restart of msmon
+    }
+    EXPECT_EQ(jumps, std::vector<int>{30});
+    EXPECT_TRUE(drifts.empty()) << drifts.front();
+}
+
+TEST(SeriesChecks, outputs_turning_all_zero_are_a_dead_module_found_once_until_they_come_back) {
+    SeriesCheckState st;
+    auto row = [](double zeros) { return std::vector<double>{-1, 1, 3, 0.1, 0, zeros}; };
+    EXPECT_FALSE(st.check_dead(kSlots, row(0.0).data(), 6)) << "the first row has nothing to die from";
+    EXPECT_FALSE(st.check_dead(kSlots, row(0.45).data(), 6)) << "a ReLU's half zeros is alive";
+    const auto died = st.check_dead(kSlots, row(1.0).data(), 6);
+    ASSERT_TRUE(died);
+    EXPECT_NEAR(*died, 0.45, 1e-6);
+    EXPECT_FALSE(st.check_dead(kSlots, row(1.0).data(), 6)) << "once";
+    // Survives a restart of msmon.
+    SeriesCheckState restored = SeriesCheckState::decode(st.encode());
+    EXPECT_FALSE(restored.check_dead(kSlots, row(1.0).data(), 6));
+    EXPECT_FALSE(restored.check_dead(kSlots, row(0.2).data(), 6));
+    EXPECT_TRUE(restored.check_dead(kSlots, row(1.0).data(), 6)) << "back to life, then dead again";
+    // Mostly zero already (a sparse tensor filling up): not a death.
+    SeriesCheckState sparse;
+    sparse.check_dead(kSlots, row(0.8).data(), 6);
+    EXPECT_FALSE(sparse.check_dead(kSlots, row(1.0).data(), 6));
+}
+
 TEST(SeriesChecks, state_survives_encoding_so_a_restarted_msmon_judges_the_same) {
     SeriesCheckOptions o;
     std::mt19937_64 rng(3);

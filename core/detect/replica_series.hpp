@@ -1,0 +1,78 @@
+// Replicas of one tensor. Data-parallel ranks hold the same weights, reduced gradients and optimizer moments, so
+// msprobe prints the same statistics for every copy, bit for bit as printed. Which ranks are replicas is learned
+// from the data, not from a config: ranks whose copies printed the same values (every op of the row) at
+// kReplicaLearnSteps judged steps in a row, with evidence, are one replica group. Tensor- and pipeline-parallel
+// shards never print the same values, so they form no group and are never judged; neither do moments sharded by
+// ZeRO or a distributed optimizer.
+//
+// Evidence: a copy whose values are all zero, constant (min equal to max: a LayerNorm weight of ones prints the
+// same on every shard) or not finite (NonFinite's case) says nothing about who is a replica: it is skipped.
+//
+// Judging a step: within a learned group, the copies that agree with most of the group hold its value; a copy
+// that prints anything else departed (reported once, until it agrees again or is learned as a group of its
+// own). When no value holds a majority (two replicas that disagree, or two against two), the sides are reported
+// as a tie: which copy changed can't be told from the replicas alone. Copies of another layout (ops) than the
+// group's value are not comparable and are left alone.
+//
+// A rank whose run changes (a restart: a new segment) starts learning again; it is compared within its segment.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace msmon {
+
+inline constexpr int kReplicaLearnSteps = 3;
+// No evidence: the copy is not compared and teaches nothing.
+inline constexpr std::uint64_t kNoEvidence = 0;
+
+// The digest of a row's values as printed (their bits; -0 is 0), or kNoEvidence. min_slot / max_slot: the
+// slots of min and max in the row (-1: not collected).
+std::uint64_t replica_digest(const double* values, int count, int min_slot, int max_slot);
+
+struct ReplicaCopy {
+    int rank = 0;
+    std::int64_t run = 0;     // the rank's run (segment)
+    std::int32_t layout = 0;  // which ops the values are
+    std::uint64_t digest = kNoEvidence;
+    double value = 0;       // shown in messages (the norm)
+    std::uint32_t tag = 0;  // the caller's: passed back in findings
+};
+
+struct ReplicaFinding {
+    bool tie = false;
+    int rank = 0;                   // departed: the rank; tie: the lowest rank of this side
+    double value = 0;               // this copy's (side's) value
+    double group_value = 0;         // the agreeing replicas' value (tie: the other side's, its lowest rank's)
+    std::vector<int> side;          // tie: this side's ranks
+    std::vector<int> others;        // departed: the replicas that agree; tie: the other sides' ranks
+    std::uint32_t tag = 0;          // the departing copy's tag
+};
+
+class ReplicaSeries {
+public:
+    // Judges one step's copies (one per rank). Findings are new departures and new ties only.
+    std::vector<ReplicaFinding> judge(std::vector<ReplicaCopy>& copies);
+    // The learned group's size for `rank` (1: no replica learned).
+    int replicas_of(int rank) const;
+    // Groups of at least two ranks; the most ranks in one.
+    int groups() const;
+    int largest() const;
+
+private:
+    struct RankState {
+        std::int64_t run = 0;
+        int learned = -1;    // the learned group's first rank (-1: none yet)
+        int candidate = -1;  // the first rank of the copies agreeing with this one, at its last judged step
+        int streak = 0;      // judged steps in a row with that candidate
+        bool departed = false;
+    };
+    RankState& state(int rank, std::int64_t run);
+    void set_learned(RankState& st, int group);
+
+    std::unordered_map<int, RankState> ranks_;
+    std::unordered_map<int, int> members_;  // learned group → its ranks
+};
+
+}  // namespace msmon
