@@ -324,6 +324,30 @@ TEST_F(TuiIncidents, a_replica_altered_between_steps_is_charted_against_its_repl
     EXPECT_EQ(lines[1].rfind("param_origin norm", 0), 0u) << screen;
     EXPECT_NE(lines[1].find("module.layers.0.fc2.weight"), std::string::npos) << screen;
     EXPECT_NE(lines[1].find("against its replicas 0,2-3"), std::string::npos) << screen;
+    // The Layers tab at the origin ('!'), then one step fixed ('d'): rank 1's cell of layers.0.fc2.weight is where
+    // the incident began, among the 4 ranks' cells.
+    t->send_keys("7");
+    t->send_keys("!", true);
+    t->send_keys("d", true);
+    screen = t->wait_for("step 31  kind param_origin  op norm", milliseconds(5000));
+    ASSERT_FALSE(screen.empty()) << t->capture();
+    // Columns in code points: the mark (3 bytes in UTF-8) sits in rank 1's column.
+    const auto column = [](const std::string& line, const std::string& what) {
+        const auto at = line.find(what);
+        if (at == std::string::npos) return -1;
+        int cols = 0;
+        for (std::size_t i = 0; i < at; ++i) cols += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+        return cols;
+    };
+    int mark = -1, rank1 = -1, marks = 0;
+    for (const auto& l : lines_of(screen)) {
+        if (l.find("\u25c6") != std::string::npos) ++marks;
+        if (l.rfind("module.layers.0.fc2.weight ", 0) == 0) mark = column(l, "\u25c6");
+        if (l.find(" r0  r1  r2  r3") != std::string::npos) rank1 = column(l, "r1");
+    }
+    EXPECT_GE(mark, 0) << screen;
+    EXPECT_EQ(mark, rank1) << screen;
+    EXPECT_EQ(marks, 2) << "the cell and the legend: " << screen;
 }
 
 // --snapshot anomalies at 80x24: the incidents readable, the module cut so the layer and fc2 still show.
