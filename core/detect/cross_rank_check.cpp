@@ -45,8 +45,8 @@ CrossRankCheck::Group& CrossRankCheck::group_named(const std::string& kind, cons
         it->second.check = op == "replica"  ? Group::Check::replicas
                            : op == "update" ? Group::Check::updates
                                             : Group::Check::outliers;
-        it->second.stored_kinds = op == "update" ? std::vector<std::string>{"param_origin", "param_updated"}
-                                                 : std::vector<std::string>{kind};
+        it->second.stored_kinds =
+            op == "update" ? std::vector<std::string>{"param_origin", "param_updated"} : std::vector<std::string>{kind};
     }
     return it->second;
 }
@@ -90,8 +90,7 @@ const CrossRankCheck::Key& CrossRankCheck::key_of(const SampleRow& row, const Te
     k.needs_count = true;
     k.min_slot = slot_of("min");
     k.max_slot = slot_of("max");
-    const std::string series =
-        t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
+    const std::string series = t.vpp_stage + ":" + t.name + (t.micro_step ? ":" + std::to_string(*t.micro_step) : "");
     if (outliers) {
         k.outliers.group = &group_named(t.kind, "norm");
         k.outliers.name = name_id(*k.outliers.group, series);
@@ -115,8 +114,7 @@ CrossRankCheck::Entry CrossRankCheck::entry_of(const Key& k, const Target& targe
     Entry e{target.name, run.rank, static_cast<std::int32_t>(run.id), row.layout_id, kNoEvidence, row.values[k.slot]};
     if (target.group->check == Group::Check::replicas)
         e.digest = replica_digest(row.values, row.value_count, k.min_slot, k.max_slot);
-    else if (target.group->check == Group::Check::updates)
-        e.digest = k.updated ? 1 : 0;
+    else if (target.group->check == Group::Check::updates) e.digest = k.updated ? 1 : 0;
     return e;
 }
 
@@ -206,8 +204,7 @@ void CrossRankCheck::evaluate(bool all, RecordBatch& batch) {
         if (!all) {
             // Outliers: once 3 of 4 ranks (at least cross_rank_min_ranks) passed a step. Replicas: once every rank
             // passed it, or the 3 of 4 are kReplicaLag steps beyond it.
-            const std::size_t least =
-                g.steps_together() ? 2 : static_cast<std::size_t>(options_.cross_rank_min_ranks);
+            const std::size_t least = g.steps_together() ? 2 : static_cast<std::size_t>(options_.cross_rank_min_ranks);
             const std::size_t needed = std::max<std::size_t>(least, (g.latest.size() * 3 + 3) / 4);
             if (g.latest.size() < needed) continue;
             std::vector<std::int64_t> steps;
@@ -282,9 +279,7 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
             }
             stored.row.value_count = count->second;
             const Key& k = key_of(stored.row, *t, *run);
-            const Target& target = k.replicas.group == &g  ? k.replicas
-                                   : k.updates.group == &g ? k.updates
-                                                           : k.outliers;
+            const Target& target = k.replicas.group == &g ? k.replicas : k.updates.group == &g ? k.updates : k.outliers;
             if (target.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
             values[stored.row.step].push_back(entry_of(k, target, stored.row, *run));
         }
@@ -299,9 +294,15 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
 
 void CrossRankCheck::judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
     switch (g.check) {
-        case Group::Check::outliers: judge_outliers(g, step, entries, batch); return;
-        case Group::Check::replicas: judge_replicas(g, step, entries, batch); break;
-        case Group::Check::updates: judge_updates(g, step, entries, batch); break;
+        case Group::Check::outliers:
+            judge_outliers(g, step, entries, batch);
+            return;
+        case Group::Check::replicas:
+            judge_replicas(g, step, entries, batch);
+            break;
+        case Group::Check::updates:
+            judge_updates(g, step, entries, batch);
+            break;
     }
     g.judged_below = std::max(g.judged_below, step < std::numeric_limits<std::int64_t>::max() ? step + 1 : step);
 }
@@ -463,21 +464,20 @@ void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Ent
         a.group_mates = f.others;
         const std::string more =
             p.count > 1 ? "; " + std::to_string(p.count - 1) + " more " + a.kind + " tensors of this rank too" : "";
-        const std::string diff = f.value == f.group_value ? "the same norm, other statistics differ"
-                                                          : relative_text(f.value, f.group_value);
+        const std::string diff =
+            f.value == f.group_value ? "the same norm, other statistics differ" : relative_text(f.value, f.group_value);
         if (!f.tie) {
             a.message = "rank " + std::to_string(f.rank) + "'s " + a.kind + " departs from its " +
                         std::to_string(f.others.size()) + " replica" + (f.others.size() == 1 ? "" : "s") + " (" +
                         ranks_text(f.others) + ") at step " + std::to_string(step) + ": " + a.name + " norm " +
-                        format_double(f.value) + " against their " + format_double(f.group_value) + " (" + diff +
-                        ")" + more;
-        } else {
-            a.message = ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + a.name + " (" +
-                        a.kind + "), disagree at step " + std::to_string(step) + ": norm " + format_double(f.value) +
-                        " on " + ranks_text(f.side) + ", " + format_double(f.group_value) + " on " +
-                        ranks_text(f.others) + " (" + diff +
-                        "); no value holds a majority, so which copy changed can't be told from the replicas alone" +
+                        format_double(f.value) + " against their " + format_double(f.group_value) + " (" + diff + ")" +
                         more;
+        } else {
+            a.message =
+                ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + a.name + " (" + a.kind +
+                "), disagree at step " + std::to_string(step) + ": norm " + format_double(f.value) + " on " +
+                ranks_text(f.side) + ", " + format_double(f.group_value) + " on " + ranks_text(f.others) + " (" + diff +
+                "); no value holds a majority, so which copy changed can't be told from the replicas alone" + more;
         }
         a.score = anomaly_score(a);
         batch.anomalies.push_back(std::move(a));
@@ -498,7 +498,11 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
         if (!origin || !updated) continue;
         const auto ratio = update_ratio(*origin, *updated);
         if (!ratio) continue;
-        const UpdateHistory::Verdict v = g.update_history[first.name][first.rank].add(*ratio);
+        auto& by_rank_history = g.update_history[first.name];
+        if (first.rank < 0 || first.rank >= (1 << 20)) continue;
+        if (static_cast<std::size_t>(first.rank) >= by_rank_history.size())
+            by_rank_history.resize(static_cast<std::size_t>(first.rank) + 1);
+        const UpdateHistory::Verdict v = by_rank_history[static_cast<std::size_t>(first.rank)].add(*ratio);
         RankUpdateTally& t = by_rank[first.rank];
         t.rank = first.rank;
         if (!v.judged) continue;
@@ -541,8 +545,8 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
                     std::to_string(jumped.size()) + " of " + std::to_string(judging) + " ranks: on rank " +
                     std::to_string(t->rank) + " the update/weight ratio of " + std::to_string(t->jumped) + " of " +
                     std::to_string(t->judged) + " weights jumped, ×" + format_double_within(typical, 6) +
-                    " their recent medians (" + a.name + ": " + format_double_within(t->first_ratio, 9) +
-                    " against " + format_double_within(t->first_median, 9) +
+                    " their recent medians (" + a.name + ": " + format_double_within(t->first_ratio, 9) + " against " +
+                    format_double_within(t->first_median, 9) +
                     "). Every layer at once: the learning rate, its schedule, the loss scale or the optimizer's "
                     "state changed" +
                     learning_rate_text(step);

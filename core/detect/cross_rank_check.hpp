@@ -9,10 +9,10 @@
 // - Optimizer steps (core/detect/update_steps.hpp): from each weight's param_origin and param_updated norms at a
 //   step, its update ratio; most weights of most ranks jumping at one step is one change of the optimizer's
 //   step, judged when every rank has passed it, as replicas are.
-// Every step is judged at the end of a run. Until then its values wait. A one-shot catch-up reads rank by rank, so a whole file's steps wait for the
-// next ranks: values beyond a memory budget are dropped from memory and read back from the store, a few steps at
-// a time, when their step is judged (the store holds every observed row by then: `wait_committed`). The result is
-// the same whatever the budget.
+// Every step is judged at the end of a run. Until then its values wait. A one-shot catch-up reads rank by rank, so a
+// whole file's steps wait for the next ranks: values beyond a memory budget are dropped from memory and read back from
+// the store, a few steps at a time, when their step is judged (the store holds every observed row by then:
+// `wait_committed`). The result is the same whatever the budget.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +66,7 @@ private:
     struct Entry {
         std::uint32_t name;  // index into Group::names
         std::int32_t rank;
-        std::int32_t run;     // replicas: the rank's run (segment)
+        std::int32_t run;      // replicas: the rank's run (segment)
         std::int32_t layout;   // replicas: the ops of the row
         std::uint64_t digest;  // replicas: all of the row's values (replica_digest); updates: 1 param_updated, 0 origin
         double value;          // the norm (MindFormers: the value)
@@ -87,9 +87,9 @@ private:
         // step that came late is not).
         std::vector<std::int64_t> orders;
         std::int64_t judged_below = std::numeric_limits<std::int64_t>::min();
-        std::vector<ReplicaSeries> replica_series;                          // replicas: per name
-        std::vector<std::unordered_map<int, UpdateHistory>> update_history;  // updates: per name, by rank
-        bool update_open = false;                                           // updates: optimizer_jump's
+        std::vector<ReplicaSeries> replica_series;               // replicas: per name
+        std::vector<std::vector<UpdateHistory>> update_history;  // updates: per name, by rank (40 bytes each)
+        bool update_open = false;                                // updates: optimizer_jump's
         bool steps_together() const { return check != Check::outliers; }
     };
     // Where a tensor's rows go, worked out once per (tensor, layout).

@@ -44,16 +44,17 @@ std::uint64_t replica_digest(const double* values, int count, int min_slot, int 
     return h == kNoEvidence ? 1 : h;
 }
 
-ReplicaSeries::RankState& ReplicaSeries::state(int rank, std::int64_t run) {
-    auto [it, added] = ranks_.try_emplace(rank);
-    RankState& st = it->second;
-    if (added) st.run = run;
-    else if (st.run != run) {  // a new segment: what was learned belongs to the old one
+ReplicaSeries::RankState* ReplicaSeries::state(int rank, std::int64_t run) {
+    if (rank < 0 || rank >= kMaxRank) return nullptr;
+    if (static_cast<std::size_t>(rank) >= ranks_.size()) ranks_.resize(static_cast<std::size_t>(rank) + 1);
+    RankState& st = at(rank);
+    const auto run32 = static_cast<std::int32_t>(run);
+    if (st.run >= 0 && st.run != run32) {  // a new segment: what was learned belongs to the old one
         set_learned(st, -1);
         st = RankState{};
-        st.run = run;
     }
-    return st;
+    st.run = run32;
+    return &st;
 }
 
 void ReplicaSeries::set_learned(RankState& st, int group) {
@@ -67,9 +68,10 @@ void ReplicaSeries::set_learned(RankState& st, int group) {
 }
 
 int ReplicaSeries::replicas_of(int rank) const {
-    const auto it = ranks_.find(rank);
-    if (it == ranks_.end() || it->second.learned < 0) return 1;
-    const auto m = members_.find(it->second.learned);
+    if (rank < 0 || static_cast<std::size_t>(rank) >= ranks_.size()) return 1;
+    const RankState& st = ranks_[static_cast<std::size_t>(rank)];
+    if (st.learned < 0) return 1;
+    const auto m = members_.find(st.learned);
     return m == members_.end() ? 1 : m->second;
 }
 
@@ -88,10 +90,8 @@ int ReplicaSeries::largest() const {
 std::vector<ReplicaFinding> ReplicaSeries::judge(std::vector<ReplicaCopy>& copies) {
     std::vector<ReplicaFinding> out;
     std::vector<const ReplicaCopy*> evidence;
-    for (const auto& c : copies) {
-        state(c.rank, c.run);
-        if (c.digest != kNoEvidence) evidence.push_back(&c);
-    }
+    for (const auto& c : copies)
+        if (state(c.rank, c.run) && c.digest != kNoEvidence) evidence.push_back(&c);
     if (evidence.empty()) return out;
     // Classes of equal copies (same ops, same values), each named by its first rank.
     std::sort(evidence.begin(), evidence.end(), [](const ReplicaCopy* a, const ReplicaCopy* b) {
@@ -99,30 +99,31 @@ std::vector<ReplicaFinding> ReplicaSeries::judge(std::vector<ReplicaCopy>& copie
     });
     std::unordered_map<int, int> class_of;
     for (std::size_t i = 0; i < evidence.size(); ++i) {
-        const bool same = i > 0 && evidence[i]->layout == evidence[i - 1]->layout &&
-                          evidence[i]->digest == evidence[i - 1]->digest;
+        const bool same =
+            i > 0 && evidence[i]->layout == evidence[i - 1]->layout && evidence[i]->digest == evidence[i - 1]->digest;
         class_of[evidence[i]->rank] = same ? class_of[evidence[i - 1]->rank] : evidence[i]->rank;
     }
     // Each learned group's copies at this step, by class.
     std::map<int, std::map<int, std::vector<const ReplicaCopy*>>> groups;
     for (const auto* c : evidence) {
-        const RankState& st = ranks_[c->rank];
+        const RankState& st = at(c->rank);
         if (st.learned >= 0 && replicas_of(c->rank) >= 2) groups[st.learned][class_of[c->rank]].push_back(c);
     }
     for (auto& [_, sides] : groups) {
         std::size_t most = 0, present = 0;
         for (const auto& [cls, members] : sides) most = std::max(most, members.size()), present += members.size();
         if (present < 2) continue;
-        const auto largest = std::count_if(sides.begin(), sides.end(), [&](const auto& s) { return s.second.size() == most; });
+        const auto largest =
+            std::count_if(sides.begin(), sides.end(), [&](const auto& s) { return s.second.size() == most; });
         if (largest == 1) {
             const auto& held = std::find_if(sides.begin(), sides.end(), [&](const auto& s) {
-                                    return s.second.size() == most;
-                                })->second;
-            for (const auto* c : held) ranks_[c->rank].departed = false;
+                                   return s.second.size() == most;
+                               })->second;
+            for (const auto* c : held) at(c->rank).departed = false;
             for (const auto& [cls, members] : sides) {
                 if (&members == &held || members.front()->layout != held.front()->layout) continue;
                 for (const auto* c : members) {
-                    RankState& st = ranks_[c->rank];
+                    RankState& st = at(c->rank);
                     if (st.departed) continue;
                     st.departed = true;
                     out.push_back({false, c->rank, c->value, held.front()->value, {}, ranks_of(held), c->tag});
@@ -134,13 +135,13 @@ std::vector<ReplicaFinding> ReplicaSeries::judge(std::vector<ReplicaCopy>& copie
         for (const auto& [cls, members] : sides) {
             bool fresh = false;
             for (const auto* c : members) {
-                RankState& st = ranks_[c->rank];
+                RankState& st = at(c->rank);
                 fresh |= !st.departed;
                 st.departed = true;
             }
             if (!fresh) continue;
-            ReplicaFinding f{true, members.front()->rank, members.front()->value, 0, ranks_of(members), {},
-                             members.front()->tag};
+            ReplicaFinding f{true, members.front()->rank, members.front()->value, 0, ranks_of(members),
+                             {},   members.front()->tag};
             for (const auto& [other_cls, other] : sides) {
                 if (&other == &members) continue;
                 if (f.others.empty()) f.group_value = other.front()->value;
@@ -152,9 +153,9 @@ std::vector<ReplicaFinding> ReplicaSeries::judge(std::vector<ReplicaCopy>& copie
     }
     // Learning: a rank's class, the same for kReplicaLearnSteps judged steps, becomes its group.
     for (const auto* c : evidence) {
-        RankState& st = ranks_[c->rank];
+        RankState& st = at(c->rank);
         const int cls = class_of[c->rank];
-        if (cls == st.candidate) st.streak = std::min(st.streak + 1, kReplicaLearnSteps);
+        if (cls == st.candidate) st.streak = static_cast<std::int8_t>(std::min<int>(st.streak + 1, kReplicaLearnSteps));
         else st.candidate = cls, st.streak = 1;
         if (st.streak >= kReplicaLearnSteps && st.learned != cls) set_learned(st, cls);
     }

@@ -42,12 +42,12 @@ struct ReplicaCopy {
 
 struct ReplicaFinding {
     bool tie = false;
-    int rank = 0;                   // departed: the rank; tie: the lowest rank of this side
-    double value = 0;               // this copy's (side's) value
-    double group_value = 0;         // the agreeing replicas' value (tie: the other side's, its lowest rank's)
-    std::vector<int> side;          // tie: this side's ranks
-    std::vector<int> others;        // departed: the replicas that agree; tie: the other sides' ranks
-    std::uint32_t tag = 0;          // the departing copy's tag
+    int rank = 0;             // departed: the rank; tie: the lowest rank of this side
+    double value = 0;         // this copy's (side's) value
+    double group_value = 0;   // the agreeing replicas' value (tie: the other side's, its lowest rank's)
+    std::vector<int> side;    // tie: this side's ranks
+    std::vector<int> others;  // departed: the replicas that agree; tie: the other sides' ranks
+    std::uint32_t tag = 0;    // the departing copy's tag
 };
 
 class ReplicaSeries {
@@ -61,17 +61,21 @@ public:
     int largest() const;
 
 private:
+    // 16 bytes a rank: a job of 1,024 ranks and thousands of tensors keeps one per (tensor, kind, rank).
     struct RankState {
-        std::int64_t run = 0;
-        int learned = -1;    // the learned group's first rank (-1: none yet)
-        int candidate = -1;  // the first rank of the copies agreeing with this one, at its last judged step
-        int streak = 0;      // judged steps in a row with that candidate
+        std::int32_t run = -1;        // -1: not seen yet
+        std::int32_t learned = -1;    // the learned group's first rank (-1: none yet)
+        std::int32_t candidate = -1;  // the first rank of the copies agreeing with this one, at its last judged step
+        std::int8_t streak = 0;       // judged steps in a row with that candidate
         bool departed = false;
     };
-    RankState& state(int rank, std::int64_t run);
+    // Null for a rank out of range (negative, or beyond kMaxRank): not judged.
+    RankState* state(int rank, std::int64_t run);
+    RankState& at(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
     void set_learned(RankState& st, int group);
 
-    std::unordered_map<int, RankState> ranks_;
+    static constexpr int kMaxRank = 1 << 20;
+    std::vector<RankState> ranks_;          // by rank
     std::unordered_map<int, int> members_;  // learned group → its ranks
 };
 
