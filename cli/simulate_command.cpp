@@ -24,16 +24,20 @@ namespace {
 
 const CommandSpec kSimulateSpec{
     "simulate",
-    "OUTDIR [--ranks N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--truth FILE] [--record-steps N]\n"
-    "       [--xy] [--seed N] [--logs] [--health] [--log-variant V] [--log-max-bytes N] [--ckpt-every N]\n"
-    "       [--restart-at S] [--tensorboard] [--moe-experts N] [--expert-collapse STEP[:LAYER:EXPERT]]",
+    "OUTDIR [--ranks N] [--tp N] [--steps S] [--step-ms MS] [--params P] [--faults LIST] [--truth FILE]\n"
+    "       [--record-steps N] [--xy] [--seed N] [--logs] [--health] [--log-variant V] [--log-max-bytes N]\n"
+    "       [--ckpt-every N] [--restart-at S] [--tensorboard] [--moe-experts N] [--expert-collapse "
+    "STEP[:LAYER:EXPERT]]",
     "Writes a training run's msprobe monitor output under OUTDIR/monitor_output, in the exact format of the\n"
     "real monitor: one <time>-rank<N>-<uid> folder per rank, grad/optimizer/param CSVs per step.\n"
     "With --logs, also what MindFormers writes for the same job under OUTDIR/output: log/rank_<N>/info.log\n"
     "(rotating) and msrun_log/worker_<N>.log, with 2 pipeline stages when ranks >= 2. The log's step N\n"
     "is msprobe's step N.\n"
     "Ranks differ as data-parallel ranks do (each its own batch); grad_reduced is their mean, the same on every\n"
-    "rank; Adam's moments follow from it (calibrated against real msprobe runs).\n"
+    "rank; Adam's moments follow from it (calibrated against real msprobe runs). With --tp N, ranks are\n"
+    "data-parallel x tensor-parallel in Megatron's order: rank r holds shard r % N, and only ranks of one shard\n"
+    "are replicas (the same weights, grad_reduced and moments); shards differ, under the same names\n"
+    "(LayerNorm weights are held whole on every rank, as Megatron holds them).\n"
     "Faults (comma-separated; a one-off fault acts the first time the job reaches its step):\n"
     "  spike@S[:rR][xF]   gradients x F (default 100) at step S, on every rank or on rank R\n"
     "  nan@S[:rR][:mM]    a NaN in module M's output (default: a module mid-network) on rank R (every rank if\n"
@@ -44,8 +48,16 @@ const CommandSpec kSimulateSpec{
     "  restart@S          the job restarts after step S: new run folders resume at the last multiple of 10\n"
     "                     before S\n"
     "  stop@S             spikes at S-1 and S, and the data-skip ValueError ends the job at S\n"
+    "  sdc@S:rR[:mW][xF]  rank R's copy of weight W (default: one mid-network) x F (default 1.01) right after\n"
+    "                     step S-1's update: silent data corruption of one replica; it departs from step S on\n"
+    "  sdcgrad@S:rR[:mW][xF]  rank R's all-reduced gradient of W x F (default 1.5) at step S, on that rank only;\n"
+    "                     its moments and weights depart after it and stay apart\n"
+    "  lr@S[xF]           every rank's learning rate x F (default 20) from step S on: every weight's update x F\n"
+    "  dead@S[:mM]        module M (default: a linear mid-network) outputs zeros on every rank from step S on;\n"
+    "                     no gradient flows back through it\n"
     "  M is a module as the CSVs name it (module.module.decoder.layers.1.mlp.linear_fc2) or a unique tail of\n"
-    "  one (layers.1.mlp.linear_fc2). --truth FILE writes where each fault was planted, as JSON.\n"
+    "  one (layers.1.mlp.linear_fc2); W a weight (layers.1.mlp.linear_fc2.weight, or its module). --truth FILE\n"
+    "  writes where each fault was planted, as JSON.\n"
     "With --logs, any two consecutive global norms >= 3.0 end the job the same way.\n"
     "With --tensorboard, also MindFormers' TensorBoard event files under OUTDIR/output/tensorboard/rank_<N>/:\n"
     "the step scalars, TrainingStateMonitor's weight_norm and throughput_linearity, the config as text, and\n"
@@ -53,11 +65,15 @@ const CommandSpec kSimulateSpec{
     {
         {"--ranks", "N", "ranks (default 8)"},
         {"--first-rank", "R", "number the ranks from R (one node of a multi-node job; msprobe output only)"},
+        {"--tp", "N",
+         "tensor-parallel size: ranks are data-parallel x N, rank r holds shard r % N (default 1: every rank a "
+         "replica)"},
         {"--steps", "S", "optimizer steps (default 100)"},
         {"--first-step", "N", "first step number (default 0)"},
         {"--step-ms", "MS", "pause between steps, to run live (default 0: as fast as possible)"},
         {"--params", "P", "parameter tensors per rank (default 16)"},
-        {"--faults", "LIST", "e.g. spike@12,nan@20:r3:mlayers.1.mlp.linear_fc2,baddata@30:r1x25,restart@45"},
+        {"--faults", "LIST",
+         "e.g. spike@12,nan@20:r3:mlayers.1.mlp.linear_fc2,baddata@30:r1x25,sdc@40:r2,lr@50,restart@45"},
         {"--truth", "FILE", "write the planted faults (step, rank, tensor kind, module) as JSON to FILE"},
         {"--record-steps", "N", "step_count_per_record: steps per CSV file (default 1)"},
         {"--xy", "", "also write activations (actv, actv_grad) with micro_step"},
@@ -108,8 +124,9 @@ int run_simulate_command(int argc, char** argv) {
     MindFormersOptions mf;
     std::int64_t ranks = o.ranks, params = o.params, step_ms = o.step_ms, record = o.step_count_per_record,
                  seed = static_cast<std::int64_t>(o.seed);
-    std::int64_t first_rank = 0;
+    std::int64_t first_rank = 0, tp = o.tp;
     IntOpt ints[] = {{"--ranks", 1, 65536, &ranks},
+                     {"--tp", 1, 65536, &tp},
                      {"--first-rank", 0, 1 << 20, &first_rank},
                      {"--steps", 1, 100000000, &o.steps},
                      {"--first-step", 0, 1000000000, &o.first_step},
@@ -158,6 +175,11 @@ int run_simulate_command(int argc, char** argv) {
     }
     o.ranks = static_cast<int>(ranks);
     o.first_rank = static_cast<int>(first_rank);
+    // A node holds whole tensor-parallel groups, as Megatron places them.
+    if (ranks % tp != 0 || first_rank % tp != 0)
+        return usage_error("--tp " + std::to_string(tp) + " must divide --ranks" +
+                           (first_rank != 0 ? " and --first-rank" : std::string()));
+    o.tp = static_cast<int>(tp);
     if (first_rank != 0 && (args->has("--logs") || args->has("--health")))
         return usage_error("--first-rank applies to msprobe output only (not with --logs or --health)");
     o.params = static_cast<int>(params);

@@ -18,7 +18,7 @@ struct TypeInfo {
 };
 
 // stop@ keeps accepting what the old grammar accepted (a rank or factor it ignores).
-constexpr std::array<TypeInfo, 7> kTypes = {{
+constexpr std::array<TypeInfo, 11> kTypes = {{
     {Fault::Type::spike, "spike", true, false, false, true, 100},
     {Fault::Type::nan, "nan", true, false, true, false, 100},
     {Fault::Type::stop, "stop", true, false, false, true, 100},
@@ -26,6 +26,10 @@ constexpr std::array<TypeInfo, 7> kTypes = {{
     {Fault::Type::drift, "drift", false, false, true, true, 10},
     {Fault::Type::stall, "stall", true, true, false, false, 100},
     {Fault::Type::restart, "restart", false, false, false, false, 100},
+    {Fault::Type::sdc, "sdc", true, true, true, true, 1.01},
+    {Fault::Type::sdcgrad, "sdcgrad", true, true, true, true, 1.5},
+    {Fault::Type::lr, "lr", false, false, false, true, 20},
+    {Fault::Type::dead, "dead", false, false, true, false, 100},
 }};
 
 const TypeInfo* type_info(std::string_view name) {
@@ -48,7 +52,8 @@ bool parse_fault(std::string_view item, Fault& f, std::string& error) {
     const TypeInfo* info = type_info(type);
     const std::string what = "fault '" + std::string(item) + "': ";
     if (!info) {
-        error = "unknown fault '" + std::string(type) + "' (spike, nan, baddata, drift, stall, restart, stop)";
+        error = "unknown fault '" + std::string(type) +
+                "' (spike, nan, baddata, drift, stall, restart, stop, sdc, sdcgrad, lr, dead)";
         return false;
     }
     if (at == std::string_view::npos) {
@@ -120,7 +125,7 @@ bool parse_fault(std::string_view item, Fault& f, std::string& error) {
         return false;
     }
     if (has_module && !info->module_ok) {
-        error = what + std::string(info->name) + " takes no module (only nan and drift do)";
+        error = what + std::string(info->name) + " takes no module (only nan, drift, dead, sdc and sdcgrad do)";
         return false;
     }
     if (has_factor && !info->factor_ok) {

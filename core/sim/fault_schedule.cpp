@@ -17,9 +17,18 @@ std::optional<FaultSchedule> FaultSchedule::make(const SimModel& model, const st
     for (const Fault& f : faults) {
         ScheduledFault sf;
         sf.fault = f;
-        if (f.type == Fault::Type::nan || f.type == Fault::Type::drift) {
-            sf.module = f.module.empty() ? model.default_fault_module() : model.find_module(f.module, error);
+        if (f.type == Fault::Type::nan || f.type == Fault::Type::drift || f.type == Fault::Type::dead) {
+            const int fallback =
+                f.type == Fault::Type::dead ? model.default_dead_module() : model.default_fault_module();
+            sf.module = f.module.empty() ? fallback : model.find_module(f.module, error);
             if (sf.module < 0) {
+                error = std::string(fault_type_name(f.type)) + "@" + std::to_string(f.step) + ": " + error;
+                return std::nullopt;
+            }
+        }
+        if (f.type == Fault::Type::sdc || f.type == Fault::Type::sdcgrad) {
+            sf.param = f.module.empty() ? model.default_fault_param() : model.find_param(f.module, error);
+            if (sf.param < 0) {
                 error = std::string(fault_type_name(f.type)) + "@" + std::to_string(f.step) + ": " + error;
                 return std::nullopt;
             }
@@ -52,6 +61,18 @@ StepFaults FaultSchedule::at(std::int64_t step, bool first_pass) const {
             out.drift.emplace_back(sf.module, std::pow(f.factor, static_cast<double>(step - f.step + 1) / span));
             continue;
         }
+        if (f.type == Fault::Type::lr) {
+            if (step >= f.step) out.lr_factor *= f.factor;
+            continue;
+        }
+        if (f.type == Fault::Type::dead) {
+            // The earliest death wins: one dead module at a time.
+            if (step >= f.step && (out.dead_module < 0 || step - f.step > out.dead_for)) {
+                out.dead_module = sf.module;
+                out.dead_for = step - f.step;
+            }
+            continue;
+        }
         if (step != f.step || !first_pass) continue;
         switch (f.type) {
             case Fault::Type::spike:
@@ -64,6 +85,10 @@ StepFaults FaultSchedule::at(std::int64_t step, bool first_pass) const {
                 each_rank(f.rank, [&](StepFaults::Rank& r) {
                     if (r.nan_module < 0) r.nan_module = sf.module;
                 });
+                break;
+            case Fault::Type::sdc:
+            case Fault::Type::sdcgrad:
+                out.corruptions.push_back({f.rank - first_rank_, sf.param, f.factor, f.type == Fault::Type::sdcgrad});
                 break;
             default:
                 break;

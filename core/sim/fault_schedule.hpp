@@ -1,7 +1,8 @@
 // The --faults of one simulation placed in its model and its steps: modules resolved, restarts given the step they
 // resume at, faults outside the run (or on ranks this simulation does not write) dropped. One-shot faults (spike,
-// nan, baddata, stall, restart) act the first time the job reaches their step — a restarted job repeating the
-// step does not meet them again; a drift is part of the step and acts in every pass.
+// nan, baddata, stall, restart, sdc, sdcgrad) act the first time the job reaches their step — a restarted job
+// repeating the step does not meet them again; a drift, a learning rate (lr) and a dead module are part of every
+// step from theirs on and act in every pass.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,8 @@ namespace msmon {
 
 struct ScheduledFault {
     Fault fault;
-    int module = -1;                // nan, drift: the module it is planted in
+    int module = -1;                // nan, drift, dead: the module it is planted in
+    int param = -1;                 // sdc, sdcgrad: the weight
     std::int64_t resume_step = -1;  // restart: the step the new run folders start at
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/sim/dead_module.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -94,15 +95,69 @@ std::string fault_truth_json(const SimOptions& o, std::int64_t stop_step, std::s
                               "resuming at step " + std::to_string(sf.resume_step);
                 t["resume_step"] = sf.resume_step;
                 break;
+            case Fault::Type::sdc: {
+                const std::string& weight = model.params()[static_cast<std::size_t>(sf.param)].name;
+                tensor_kind = "param_origin";
+                module = weight;
+                const std::string before = std::to_string(f.step - 1);
+                const bool first = f.step == schedule->first_step();  // no update before it
+                description = rank_text + "'s copy of " + weight + " x" + num(f.factor) +
+                              (first ? " before step " + step_text : " right after step " + before + "'s update") +
+                              ": its param_origin at step " + step_text +
+                              (first ? "" : " differs from its param_updated at step " + before + " and") +
+                              " departs from its replicas', and it trains its own copy from then on; its " +
+                              "grad_reduced and Adam's moments stay the replicas'";
+                break;
+            }
+            case Fault::Type::sdcgrad: {
+                const std::string& weight = model.params()[static_cast<std::size_t>(sf.param)].name;
+                tensor_kind = "grad_reduced";
+                module = weight;
+                description = rank_text + "'s all-reduced gradient of " + weight + " x" + num(f.factor) + " at step " +
+                              step_text + ", on that rank only: its grad_reduced departs from its " +
+                              "replicas' at step " + step_text + ", its param_updated too, its exp_avg, " +
+                              "exp_avg_sq and param_origin from step " + std::to_string(f.step + 1) +
+                              " (msprobe reads the moments before the update), and they stay apart";
+                break;
+            }
+            case Fault::Type::lr:
+                tensor_kind = "derived.update_ratio";
+                description = "every rank's learning rate x" + num(f.factor) + " from step " + step_text +
+                              ": every weight's update/weight ratio x" + num(f.factor) + " at once" +
+                              " (MindFormers' logged lr too)";
+                break;
+            case Fault::Type::dead: {
+                const DeadPath dead = dead_path(model, sf.module);
+                std::string silenced;
+                for (std::size_t p = 0; p < dead.zero_params.size(); ++p)
+                    if (dead.zero_params[p]) silenced += (silenced.empty() ? "" : ", ") + model.params()[p].name;
+                if (o.activations) {
+                    tensor_kind = "actv";
+                    module = SimModel::row_name(*planted, true);
+                    description = module + " is all zeros (zeros 0 -> 1) on every rank from step " + step_text +
+                                  ", and so is every activation computed from it alone";
+                } else {
+                    tensor_kind = "grad_unreduced";
+                    for (std::size_t p = 0; p < dead.zero_params.size() && module.empty(); ++p)
+                        if (dead.zero_params[p]) module = model.params()[p].name;
+                    description = planted->name + "'s output is all zeros on every rank from step " + step_text +
+                                  " (no activations written: only the weight gradients show it)";
+                }
+                description += silenced.empty() ? "" : "; no gradient reaches " + silenced;
+                break;
+            }
             case Fault::Type::stop:
                 break;
         }
         t["kind_of_tensor"] = tensor_kind;
         t["module"] = module;
         if (planted) t["planted_module"] = planted->name;
-        if (f.type == Fault::Type::spike || f.type == Fault::Type::baddata || f.type == Fault::Type::drift)
+        if (f.type == Fault::Type::spike || f.type == Fault::Type::baddata || f.type == Fault::Type::drift ||
+            f.type == Fault::Type::sdc || f.type == Fault::Type::sdcgrad || f.type == Fault::Type::lr)
             t["factor"] = f.factor;
-        if ((tensor_kind == "actv" || tensor_kind == "actv_grad") && f.type != Fault::Type::drift) t["micro_step"] = 0;
+        if ((tensor_kind == "actv" || tensor_kind == "actv_grad") && f.type != Fault::Type::drift &&
+            f.type != Fault::Type::dead)
+            t["micro_step"] = 0;
         t["description"] = description;
         faults.push_back(std::move(t));
     }
@@ -126,6 +181,7 @@ std::string fault_truth_json(const SimOptions& o, std::int64_t stop_step, std::s
     doc["seed"] = o.seed;
     doc["first_rank"] = o.first_rank;
     doc["ranks"] = o.ranks;
+    doc["tp"] = o.tp;
     doc["first_step"] = schedule->first_step();
     doc["last_step"] = schedule->last_step();
     doc["activations"] = o.activations;

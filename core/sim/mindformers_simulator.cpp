@@ -214,6 +214,8 @@ MindFormersPlan plan_mindformers_run(const SimOptions& sim, const MindFormersOpt
         if (f.type == Fault::Type::spike)
             p.spikes[f.step] = (p.spikes.count(f.step) ? p.spikes[f.step] : 1.0) * f.factor;
         if (f.type == Fault::Type::nan) p.nans[f.step].push_back(f.rank);
+        if (f.type == Fault::Type::lr)
+            p.lr_factors[f.step] = (p.lr_factors.count(f.step) ? p.lr_factors[f.step] : 1.0) * f.factor;
         if (f.type == Fault::Type::stop && f.step >= p.first_step && f.step <= p.last_step &&
             (p.stop_fault < 0 || f.step < p.stop_fault))
             p.stop_fault = f.step;
@@ -273,7 +275,9 @@ std::optional<MfPlannedStep> MfStepSequence::next() {
     }
     if (g == p.stop_fault) st.stop = true;
     st.opt_step = opt_;
-    st.lr = lr_at(opt_, p.warmup, p.last_step);
+    double lr = lr_at(opt_, p.warmup, p.last_step);
+    for (auto it = p.lr_factors.begin(); it != p.lr_factors.end() && it->first <= g; ++it) lr *= it->second;
+    st.lr = static_cast<float>(lr);
     double ms = p.base_ms * (1 + 0.01 * gauss(p.seed, -1, g, ch_step_time));
     if (st.first_of_launch) ms += 150000 + 20000 * uniform01(p.seed, -1, g, ch_warmup);  // graph compilation
     st.per_step_ms = static_cast<std::int64_t>(ms);

@@ -82,6 +82,7 @@ struct MindFormersPlan {
     std::uint64_t seed = 1;
     std::map<std::int64_t, double> spikes;
     std::map<std::int64_t, std::vector<int>> nans;
+    std::map<std::int64_t, double> lr_factors;  // lr@: from this step on, the learning rate ×
     std::int64_t stop_fault = -1;
     std::int64_t restart_at = -1;
     std::int64_t restart_resume = -1;  // the step the relaunch resumes at

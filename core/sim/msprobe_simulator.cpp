@@ -5,9 +5,11 @@
 // writing while the others go on.
 #include "core/sim/msprobe_simulator.hpp"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -44,8 +46,13 @@ public:
     CsvAppender(SimResult& result) : result_(result) {}
     // Appends rows to <dir>/<prefix>_<a>-<b>.csv, writing the header first if the file is new.
     bool append(const std::string& path, const std::string& header, const std::string& rows, std::string& error) {
-        const bool fresh = ::access(path.c_str(), F_OK) != 0;
-        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        // Made new if it is not there (one call: a run of thousands of ranks creates hundreds of thousands).
+        bool fresh = true;
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST) {
+            fresh = false;
+            fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+        }
         if (fd < 0) {
             error = "cannot write " + path;
             return false;
@@ -130,6 +137,25 @@ struct RowNames {
     }
 };
 
+// One step's rows of the kinds replicas share: grad_reduced, exp_avg, exp_avg_sq, param_origin, param_updated.
+struct ShardText {
+    std::string reduced, m, v, po, pu;
+    void clear() {
+        for (std::string* s : {&reduced, &m, &v, &po, &pu}) s->clear();
+    }
+    void add(const RowText& text, const SimParam& p, const std::string& step, bool optimizer_state,
+             const StatRow& grad_reduced, const StatRow& exp_avg, const StatRow& exp_avg_sq, const StatRow& origin,
+             const StatRow& updated) {
+        text.row(p.name, step, nullptr, grad_reduced, p.shape, false, reduced);
+        if (optimizer_state) {
+            text.row(p.name, step, nullptr, exp_avg, p.shape, false, m);
+            text.row(p.name, step, nullptr, exp_avg_sq, p.shape, false, v);
+        }
+        text.row(p.name, step, nullptr, origin, p.shape, false, po);
+        text.row(p.name, step, nullptr, updated, p.shape, false, pu);
+    }
+};
+
 }  // namespace
 
 bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, SimResult& result, std::string& error) {
@@ -141,7 +167,8 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
         error = "cannot create " + root;
         return false;
     }
-    SimulatedTraining training(model, o.first_rank, o.ranks, o.activations, kMicroSteps, o.seed);
+    SimulatedTraining training(model, o.first_rank, o.ranks, o.tp, o.activations, kMicroSteps, o.seed);
+    training.set_printed_digits(o.ndigits);
     const RowNames names(model);
     const RowText text(o.ndigits);
     const std::string ops_header = "min,max,norm,mean,nans,zeros,shape,dtype\n";
@@ -153,6 +180,8 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
     std::vector<std::string> micro_text;
     for (int m = 0; m < kMicroSteps; ++m) micro_text.push_back(std::to_string(m));
     CsvAppender out(result);
+    std::vector<ShardText> shard_text(static_cast<std::size_t>(training.shards()));
+    ShardText own_text;
 
     const std::vector<std::int64_t> resume_steps = schedule->resume_steps();
     std::map<std::int64_t, SimulatedTraining::State> checkpoints;
@@ -188,22 +217,44 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
             const std::int64_t range_start = step / o.step_count_per_record * o.step_count_per_record;
             const std::string range = "_" + std::to_string(range_start) + "-" +
                                       std::to_string(range_start + o.step_count_per_record - 1) + ".csv";
-            // grad_reduced, exp_avg, exp_avg_sq and the weights are the same on every rank: their text too.
-            std::string reduced, m, v, po, pu;
-            for (std::size_t p = 0; p < params.size(); ++p) {
-                const int pi = static_cast<int>(p);
-                text.row(params[p].name, step_text, nullptr, training.grad_reduced(pi), params[p].shape, false,
-                         reduced);
-                if (training.has_optimizer_state()) {
-                    text.row(params[p].name, step_text, nullptr, training.exp_avg(pi), params[p].shape, false, m);
-                    text.row(params[p].name, step_text, nullptr, training.exp_avg_sq(pi), params[p].shape, false, v);
+            // grad_reduced, exp_avg, exp_avg_sq and the weights are the same on every replica of a shard: their
+            // text too, made once per shard.
+            for (int s = 0; s < training.shards(); ++s) {
+                ShardText& t = shard_text[static_cast<std::size_t>(s)];
+                t.clear();
+                for (std::size_t p = 0; p < params.size(); ++p) {
+                    const int pi = static_cast<int>(p);
+                    t.add(text, params[p], step_text, training.has_optimizer_state(), training.grad_reduced(s, pi),
+                          training.exp_avg(s, pi), training.exp_avg_sq(s, pi), training.param_origin(s, pi),
+                          training.param_updated(s, pi));
                 }
-                text.row(params[p].name, step_text, nullptr, training.param_origin(pi), params[p].shape, false, po);
-                text.row(params[p].name, step_text, nullptr, training.param_updated(pi), params[p].shape, false, pu);
             }
             for (int r = 0; r < o.ranks; ++r) {
                 const std::size_t ri = static_cast<std::size_t>(r);
                 if (stalled[ri]) continue;
+                // A rank with its own copy of a weight (silent corruption) prints that copy's rows.
+                const ShardText* shared = &shard_text[static_cast<std::size_t>(training.shard_of(r))];
+                if (std::any_of(training.own_rows().begin(), training.own_rows().end(),
+                                [&](const auto& own) { return own.rank == r; })) {
+                    own_text.clear();
+                    for (std::size_t p = 0; p < params.size(); ++p) {
+                        const int pi = static_cast<int>(p), s = training.shard_of(r);
+                        const SimulatedTraining::OwnRows* own = nullptr;
+                        for (const auto& row : training.own_rows())
+                            if (row.rank == r && row.param == pi) own = &row;
+                        if (own)
+                            own_text.add(text, params[p], step_text, training.has_optimizer_state(), own->grad_reduced,
+                                         own->exp_avg, own->exp_avg_sq, own->origin, own->updated);
+                        else
+                            own_text.add(text, params[p], step_text, training.has_optimizer_state(),
+                                         training.grad_reduced(s, pi), training.exp_avg(s, pi),
+                                         training.exp_avg_sq(s, pi), training.param_origin(s, pi),
+                                         training.param_updated(s, pi));
+                    }
+                    shared = &own_text;
+                }
+                const std::string &reduced = shared->reduced, &m = shared->m, &v = shared->v, &po = shared->po,
+                                  &pu = shared->pu;
                 std::string unreduced, actv, actv_grad;
                 // Backward order: the last layer's gradients are ready first.
                 for (std::size_t p = params.size(); p-- > 0;)
@@ -215,11 +266,17 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
                         const int nan_module = training.nan_module(r, micro);
                         const int nan_value =
                             nan_module >= 0 ? modules[static_cast<std::size_t>(nan_module)].output : -1;
+                        const int dead_module = training.dead_module();
+                        const int dead_value =
+                            dead_module >= 0 ? modules[static_cast<std::size_t>(dead_module)].output : -1;
                         auto actv_row = [&](std::size_t mi, int value, const std::string& name) {
-                            // Rows of the NaN's tensor written before its module's hook ran are still clean.
+                            // Rows of the NaN's (the dead module's zeros') tensor written before its module's hook
+                            // ran are still clean.
                             const bool before = value == nan_value && static_cast<int>(mi) < nan_module;
-                            const StatRow& s =
-                                before ? training.clean_output(r, micro) : training.actv(r, micro, value);
+                            const bool alive = value == dead_value && static_cast<int>(mi) < dead_module;
+                            const StatRow& s = before  ? training.clean_output(r, micro)
+                                               : alive ? training.alive_output(r, micro)
+                                                       : training.actv(r, micro, value);
                             text.row(name, step_text, ms, s, values[static_cast<std::size_t>(value)].shape, false,
                                      actv);
                         };

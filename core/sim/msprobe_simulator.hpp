@@ -15,6 +15,10 @@ struct SimOptions {
     std::string outdir;  // the job folder; the monitor root is <outdir>/monitor_output
     int ranks = 8;
     int first_rank = 0;  // ranks first_rank .. first_rank + ranks - 1 (one node of a multi-node job)
+    // Tensor-parallel size: ranks are data-parallel × tensor-parallel in Megatron's order (global rank g holds shard
+    // g % tp; ranks holding the same shard are its data-parallel replicas and print the same weights, reduced
+    // gradients and moments; shards differ). 1: every rank is a replica of every other.
+    int tp = 1;
     std::int64_t steps = 100;
     std::int64_t first_step = 0;
     int step_ms = 0;  // pause between steps (0: as fast as possible)

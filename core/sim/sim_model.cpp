@@ -47,6 +47,7 @@ SimModel::SimModel(int count, std::uint64_t seed) {
         p.vector = cols <= 0;
         KeyedNoise noise(seed, {kParamNoise, static_cast<std::int64_t>(params_.size())});
         p.grad_norm = std::pow(10.0, -2.0 + 2.0 * noise.uniform());
+        p.update_ratio = std::pow(10.0, -3.3 + 1.0 * noise.uniform());  // drawn after grad_norm: it stays as it was
         p.weight_norm = p.vector ? std::sqrt(p.numel) : std::sqrt(p.numel) * 0.02;
         p.role = role;
         params_.push_back(std::move(p));
@@ -197,6 +198,47 @@ int SimModel::default_fault_module() const {
     for (std::size_t m = 0; m < modules_.size(); ++m)
         if (modules_[m].name == want) return static_cast<int>(m);
     return 0;
+}
+
+int SimModel::default_dead_module() const {
+    if (layers_ > 0) {
+        const std::string want =
+            "module.module.decoder.layers." + std::to_string((layers_ - 1) / 2) + ".mlp.linear_fc1";
+        for (std::size_t m = 0; m < modules_.size(); ++m)
+            if (modules_[m].name == want) return static_cast<int>(m);
+    }
+    return default_fault_module();
+}
+
+int SimModel::find_param(std::string_view text, std::string& error) const {
+    std::vector<std::string> wanted = {std::string(text)};
+    if (!ends_with(text, ".weight")) wanted.push_back(std::string(text) + ".weight");
+    for (const auto& w : wanted)
+        for (std::size_t p = 0; p < params_.size(); ++p)
+            if (params_[p].name == w) return static_cast<int>(p);
+    for (const auto& w : wanted) {
+        std::vector<int> hits;
+        for (std::size_t p = 0; p < params_.size(); ++p)
+            if (ends_with(params_[p].name, "." + w)) hits.push_back(static_cast<int>(p));
+        if (hits.size() == 1) return hits.front();
+        if (hits.size() > 1) {
+            error = "weight '" + std::string(text) + "' is ambiguous: " + params_[hits[0]].name + ", " +
+                    params_[hits[1]].name + (hits.size() > 2 ? ", ..." : "");
+            return -1;
+        }
+    }
+    error = "no weight '" + std::string(text) + "' in the simulated model (e.g. " +
+            params_[static_cast<std::size_t>(default_fault_param())].name + ")";
+    return -1;
+}
+
+int SimModel::default_fault_param() const {
+    const SimModule& m = modules_[static_cast<std::size_t>(default_fault_module())];
+    if (!m.params.empty()) return m.params.front();
+    // A small model may stop before that module's weight: the first matrix from the middle on.
+    for (std::size_t p = params_.size() / 2; p < params_.size(); ++p)
+        if (!params_[p].vector) return static_cast<int>(p);
+    return static_cast<int>(params_.size() / 2);
 }
 
 }  // namespace msmon

@@ -30,6 +30,9 @@ struct SimParam {
     bool vector = false;     // 1-D (a LayerNorm weight): noisier, as biases and norm weights are in real runs
     double grad_norm = 1;    // typical gradient norm at the start of training
     double weight_norm = 1;  // parameter norm at the start
+    // How far an optimizer step moves the weight's norm, relative to it, early in training (5e-4 .. 5e-3):
+    // |‖param_updated‖ − ‖param_origin‖| / ‖param_origin‖ as msprobe's norms show an update.
+    double update_ratio = 1e-3;
     int module = -1;
     enum class Role { embedding, block, final_norm, head } role = Role::block;
 };
@@ -79,6 +82,15 @@ public:
     int find_module(std::string_view text, std::string& error) const;
     // Where a fault without a module goes: the MLP output of a layer mid-network.
     int default_fault_module() const;
+    // Where dead@ without a module goes: the first MLP linear of a layer mid-network (its output, the second
+    // linear's input and the MLP's output all zero when it dies), else default_fault_module().
+    int default_dead_module() const;
+    // A weight named by a fault: a parameter name, a unique tail of one, or the module that owns it (its first
+    // parameter); -1 with `error` set if none or several match.
+    int find_param(std::string_view text, std::string& error) const;
+    // Where sdc@ and sdcgrad@ without a weight go: the weight of default_fault_module(), else (a model too small to
+    // have it) the first matrix from the middle on.
+    int default_fault_param() const;
     // The first module of the forward pass (its input is the batch).
     int first_module() const { return 0; }
 

@@ -34,7 +34,13 @@
 //   deeper activations grow ~20-30% over the first 50 steps; activation gradients fall.
 // - Every deviation is bounded near the real healthy run's largest (soft_bound): however many ranks and steps, a
 //   healthy simulated run has no jump and no rank further off than the real one shows.
-// Faults, as the real nan and baddata runs show them (FAULT.txt there):
+// - The weights: an update moves a weight's norm by its update ratio (5e-4..5e-3 of it early, falling with the
+//   gradients to ~40%, a third of noise per step: never the 10× an optimizer-wide change makes), mostly upwards
+//   and settling where weight decay would hold it. param_origin is the previous step's param_updated, exactly.
+// - Tensor parallelism (tp > 1): each shard of a matrix has its own mean gradient, Adam state and weights (noise
+//   drawn with the shard's own seed; gradient scales kShardStep apart), and its replicas are the ranks holding
+//   it; LayerNorm weights are held whole on every rank. Shard 0 draws with the run's seed: tp 1 is the same run.
+// Faults, as the real nan, baddata, sdc-weight, sdc-grad, lr-blowup and dead-layer runs show them (FAULT.txt there):
 // - nan: the module's output gets nans 0 → 1; modules computed from it follow on that rank and micro-step, the
 //   count growing as norms and linears spread it across a row and attention across the sequence; every
 //   activation gradient and weight gradient of that rank; grad_reduced on every rank; everything from the next
@@ -44,6 +50,14 @@
 //   gradients ×~2/F; grad_reduced moves on every rank through the mean; the next step is normal.
 // - spike ×F: a rank's (or every rank's) weight and activation gradients ×F; grad_reduced follows through the mean.
 // - drift ×F: one module's output and its weight gradients grow geometrically, to ×F at the last step.
+// - sdc ×F: one rank's copy of a weight ×F as the step begins; it trains on with its replicas' updates (the
+//   all-reduce keeps its gradient and Adam's moments theirs), its param_origin and param_updated apart for good.
+// - sdcgrad ×F: one rank's all-reduced gradient of a weight ×F; that rank's Adam moments take it in, and its
+//   update (Adam's step m̂/√v̂ against the replicas') and its weights depart from then on; its moments rejoin the
+//   replicas' once they print the same (their difference decays by β1 a step).
+// - lr ×F: every weight's update ratio ×F from the step on, on every rank.
+// - dead: the module's output is exact zeros on every rank, and so is what is computed from it alone; no gradient
+//   flows back through it (dead_module.hpp); weights without a gradient drift to a stop as Adam's moment decays.
 // A fault changes nothing else: every draw is keyed by what it is for, so a run with a fault and the same seed
 // without it differ only where the fault acts.
 #include "core/sim/simulated_training.hpp"
@@ -53,6 +67,7 @@
 #include <limits>
 
 #include "core/sim/keyed_noise.hpp"
+#include "core/sim/weight_model.hpp"
 
 namespace msmon {
 
@@ -66,9 +81,9 @@ enum : std::int64_t {
     kWeightNoise,
     kActvNoise,
     kActvGradNoise,
+    kShardNoise,
 };
 
-constexpr double kBeta1 = 0.9, kBeta2 = 0.999;
 constexpr double kNoiseToSignal = 3.6;       // a rank's batch noise against the mean gradient
 constexpr double kSignalCorrelation = 0.25;  // of the mean gradient from one step to the next
 constexpr double kRankScaleSigma = 0.12;     // the shared per-rank, per-step loss scale (log)
@@ -76,7 +91,7 @@ constexpr double kOwnSigmaVector = 0.23, kOwnSigmaMatrix = 0.08;
 constexpr double kCommonSigmaVector = 0.17, kCommonSigmaMatrix = 0.09;  // a step's magnitude for every rank (log)
 constexpr double kSignalSigmaVector = 0.5, kSignalSigmaMatrix = 0.26;   // the mean gradient's length, per step (log)
 constexpr int kDimsVector = 6, kDimsMatrix = 28;
-constexpr double kZeroEps = 1e-8;  // msprobe's `zeros`: |x| < eps
+constexpr double kShardStep = 0.25;  // between tensor-parallel shards' gradient scales (log)
 // The largest deviation (log) of one tensor's gradient norm from its typical value: half the largest step-to-step
 // change the real healthy run shows (2.19 for 1-D tensors, 0.80 for matrices).
 constexpr double kBoundVector = 0.9, kBoundMatrix = 0.34;
@@ -91,49 +106,6 @@ double soft_bound(double x, double bound) {
 
 double gradient_trend(std::int64_t step) {
     return 0.4 + 0.6 * std::exp(-static_cast<double>(step) / 8.0);
-}
-
-// The expected largest of n standard normals: how far a tensor's extremes sit from its mean, in rms.
-double expected_max(double n) {
-    static const double small[] = {0, 0, 0.564, 0.846, 1.029, 1.163, 1.267, 1.352};
-    if (n < 8) return small[static_cast<int>(std::max(n, 0.0))];
-    const double l = std::sqrt(2 * std::log(n));
-    return l - (std::log(std::log(n)) + std::log(4 * 3.141592653589793)) / (2 * l) + 0.12;
-}
-
-StatRow nan_row(double count) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    return {nan, nan, nan, nan, count, 0.0};
-}
-
-// Statistics of a tensor of `numel` elements from `k` of them; `nonneg` for exp_avg_sq.
-StatRow vector_stats(const double* x, int k, double numel, bool nonneg) {
-    double sum = 0, sq = 0, lo = x[0], hi = x[0];
-    int zeros = 0;
-    for (int i = 0; i < k; ++i) {
-        if (std::isnan(x[i])) return nan_row(numel);
-        sum += x[i];
-        sq += x[i] * x[i];
-        lo = std::min(lo, x[i]);
-        hi = std::max(hi, x[i]);
-        zeros += std::abs(x[i]) < kZeroEps;
-    }
-    const double kd = k, mean_k = sum / kd;
-    StatRow s;
-    s.norm = std::sqrt(sq * numel / kd);
-    s.zeros = zeros / kd;
-    s.nans = 0;
-    const double spread = numel > kd ? expected_max(numel) / expected_max(kd) : 1.0;
-    if (nonneg) {
-        s.mean = mean_k;
-        s.max = mean_k + (hi - mean_k) * spread;
-        s.min = lo / spread;
-    } else {
-        s.mean = mean_k * std::sqrt(kd / numel);  // the mean of many elements is closer to zero than of a few
-        s.max = s.mean + (hi - mean_k) * spread;
-        s.min = s.mean - (mean_k - lo) * spread;
-    }
-    return s;
 }
 
 // Statistics of an activation (or its gradient) of the given norm; `noise` jitters the extremes.
@@ -302,41 +274,67 @@ double param_batch_factor(const SimParam& p, double f) {
 
 }  // namespace
 
-SimulatedTraining::SimulatedTraining(const SimModel& model, int first_rank, int ranks, bool activations,
+SimulatedTraining::SimulatedTraining(const SimModel& model, int first_rank, int ranks, int tp, bool activations,
                                      int micro_steps, std::uint64_t seed)
     : model_(model),
       first_rank_(first_rank),
       ranks_(ranks),
+      tp_(std::max(1, tp)),
       micro_steps_(std::max(1, micro_steps)),
       activations_(activations),
       seed_(seed) {
     const auto& params = model.params();
+    for (std::size_t p = 0; p < params.size(); ++p)
+        dims_.push_back(
+            static_cast<int>(std::min<double>(params[p].numel, params[p].vector ? kDimsVector : kDimsMatrix)));
+    for (int s = 0; s < tp_; ++s)
+        for (std::size_t p = 0; p < params.size(); ++p) {
+            const auto dims = static_cast<std::size_t>(dims_[p]);
+            std::vector<double> signal(dims);
+            KeyedNoise noise(shard_seed(s), {kSignalNoise, static_cast<std::int64_t>(p), -1, 0});
+            for (double& c : signal) c = noise.gauss();
+            state_.signal.push_back(std::move(signal));
+            state_.m.emplace_back(dims, 0.0);
+            state_.v.emplace_back(dims, 0.0);
+            state_.weight.push_back(params[p].weight_norm);
+        }
+    state_.weight_stats.resize(state_.weight.size());
+    // Shards of one weight see gradients of the same order, not the same size (other heads, other features):
+    // kShardStep apart in a shuffled order, so that no two shards print the same statistics even where
+    // msprobe's decimals leave one or two digits (Adam's second moment), which would make them look like replicas.
+    shard_scale_.assign(state_.weight.size(), 1.0);
+    std::vector<int> order(static_cast<std::size_t>(tp_));
     for (std::size_t p = 0; p < params.size(); ++p) {
-        const int dims =
-            static_cast<int>(std::min<double>(params[p].numel, params[p].vector ? kDimsVector : kDimsMatrix));
-        dims_.push_back(dims);
-        std::vector<double> signal(static_cast<std::size_t>(dims));
-        KeyedNoise noise(seed, {kSignalNoise, static_cast<std::int64_t>(p), -1, 0});
-        for (double& c : signal) c = noise.gauss();
-        state_.signal.push_back(std::move(signal));
-        state_.m.emplace_back(static_cast<std::size_t>(dims), 0.0);
-        state_.v.emplace_back(static_cast<std::size_t>(dims), 0.0);
-        state_.weight.push_back(params[p].weight_norm);
+        for (int s = 0; s < tp_; ++s) order[static_cast<std::size_t>(s)] = s;
+        KeyedNoise noise(seed, {kShardNoise, static_cast<std::int64_t>(p)});
+        for (int s = tp_ - 1; s > 0; --s)
+            std::swap(order[static_cast<std::size_t>(s)],
+                      order[static_cast<std::size_t>(std::min<double>(s, noise.uniform() * (s + 1)))]);
+        if (params[p].vector) continue;  // held whole: one copy, no shards
+        for (int s = 0; s < tp_; ++s)
+            shard_scale_[at(s, static_cast<int>(p))] =
+                std::exp(kShardStep * (order[static_cast<std::size_t>(s)] - (tp_ - 1) / 2.0));
+    }
+    members_.resize(static_cast<std::size_t>(tp_) + 1);  // the last: every rank (weights held whole)
+    for (int r = 0; r < ranks; ++r) {
+        members_[static_cast<std::size_t>(shard_of(r))].push_back(r);
+        members_.back().push_back(r);
     }
     unreduced_.resize(params.size() * static_cast<std::size_t>(ranks));
-    reduced_.resize(params.size());
-    exp_avg_.resize(params.size());
-    exp_avg_sq_.resize(params.size());
-    origin_.resize(params.size());
-    updated_.resize(params.size());
+    for (auto* v : {&reduced_, &exp_avg_, &exp_avg_sq_, &origin_, &updated_}) v->resize(state_.weight.size());
     rank_scale_.resize(static_cast<std::size_t>(ranks));
     const std::size_t slots = static_cast<std::size_t>(ranks) * static_cast<std::size_t>(micro_steps_);
     nan_module_.assign(slots, -1);
     clean_output_.resize(slots);
+    alive_output_.resize(slots);
     if (activations_) {
         actv_.resize(slots * model.values().size());
         actv_grad_.resize(slots * model.grads().size());
     }
+}
+
+std::uint64_t SimulatedTraining::shard_seed(int shard) const {
+    return shard == 0 ? seed_ : mix64(seed_ ^ (0x7368617264000000ull + static_cast<std::uint64_t>(shard)));  // "shard"
 }
 
 const StatRow& SimulatedTraining::grad_unreduced(int rank, int param) const {
@@ -364,6 +362,8 @@ void SimulatedTraining::run_step(std::int64_t step, int launch, const StepFaults
         KeyedNoise noise(seed_, {kRankScaleNoise, first_rank_ + r, step, launch});
         rank_scale_[static_cast<std::size_t>(r)] = noise.gauss();
     }
+    if (faults.dead_module != dead_.module)
+        dead_ = faults.dead_module >= 0 ? dead_path(model_, faults.dead_module) : DeadPath{};
     const bool poisoned = state_.poisoned;
     run_gradients(step, launch, faults);
     if (activations_) {
@@ -380,131 +380,219 @@ void SimulatedTraining::run_gradients(std::int64_t step, int launch, const StepF
     const double mix = 1 / std::sqrt(1 + kNoiseToSignal * kNoiseToSignal);
     had_state_ = state_.updates > 0;
     bool poison_next = state_.poisoned;
+    own_rows_.clear();
     std::vector<double> g, sum, healthy;
-    for (std::size_t p = 0; p < params.size(); ++p) {
-        const SimParam& par = params[p];
-        const int k = dims_[p];
-        const double elem = par.grad_norm * trend / std::sqrt(par.numel);
-        double drift = 1;
-        for (const auto& [module, factor] : faults.drift)
-            if (module == par.module) drift *= factor;
-        // The mean gradient turns a little each step; its length varies as a norm of k normals, bounded.
-        auto& signal = state_.signal[p];
-        KeyedNoise sn(seed_, {kSignalNoise, static_cast<std::int64_t>(p), step, launch});
-        double sq = 0;
-        for (double& c : signal) {
-            c = kSignalCorrelation * c + std::sqrt(1 - kSignalCorrelation * kSignalCorrelation) * sn.gauss();
-            sq += c * c;
-        }
-        // This step's magnitude for every rank alike (a harder step for all): what moves grad_reduced.
-        const double common = sn.gauss() * (par.vector ? kCommonSigmaVector : kCommonSigmaMatrix);
-        const double signal_length =
-            std::exp(soft_bound(sn.gauss() * (par.vector ? kSignalSigmaVector : kSignalSigmaMatrix) + common,
-                                par.vector ? kBoundVector : kBoundMatrix)) *
-            std::sqrt(k / std::max(sq, 1e-12));
-        for (double& c : signal) c *= signal_length;
-        const double signal_sq = sq * signal_length * signal_length;
-        sum.assign(static_cast<std::size_t>(k), 0.0);
-        healthy.assign(static_cast<std::size_t>(k), 0.0);
-        g.resize(static_cast<std::size_t>(k));
-        const double bound = par.vector ? kBoundVector : kBoundMatrix;
-        bool any_nan = state_.poisoned;
-        for (int r = 0; r < ranks_; ++r) {
-            const auto& rf = faults.ranks[static_cast<std::size_t>(r)];
-            StatRow& out = unreduced_[static_cast<std::size_t>(r) * params.size() + p];
-            if (state_.poisoned || rf.nan_module >= 0) {
-                out = nan_row(par.numel);
-                any_nan = true;
-                continue;
+    for (int s = 0; s < tp_; ++s) {
+        const std::uint64_t seed = shard_seed(s);
+        for (std::size_t p = 0; p < params.size(); ++p) {
+            const SimParam& par = params[p];
+            if (par.vector && s > 0) continue;  // held whole on every rank: shard 0's
+            const auto& members = members_[static_cast<std::size_t>(par.vector ? tp_ : s)];
+            if (members.empty()) continue;  // a shard this node holds no replica of
+            const double replicas = static_cast<double>(members.size());
+            const std::size_t sp = at(s, static_cast<int>(p));
+            const int k = dims_[p];
+            const double elem = par.grad_norm * shard_scale_[sp] * trend / std::sqrt(par.numel);
+            double drift = 1;
+            for (const auto& [module, factor] : faults.drift)
+                if (module == par.module) drift *= factor;
+            const bool dead = dead_.module >= 0 && dead_.zero_params[p];
+            // The mean gradient turns a little each step; its length varies as a norm of k normals, bounded.
+            auto& signal = state_.signal[sp];
+            KeyedNoise sn(seed, {kSignalNoise, static_cast<std::int64_t>(p), step, launch});
+            double sq = 0;
+            for (double& c : signal) {
+                c = kSignalCorrelation * c + std::sqrt(1 - kSignalCorrelation * kSignalCorrelation) * sn.gauss();
+                sq += c * c;
             }
-            KeyedNoise rn(seed_, {kGradNoise, static_cast<std::int64_t>(p), first_rank_ + r, step, launch});
-            // The batch noise: a direction across the mean gradient's, and a length that varies as a norm of k
-            // normals does (log σ 1/√(2k)) and as the tensor's own share of the batch (own σ), bounded so that a
-            // healthy norm never leaves the real run's range however long the run.
-            const double own = par.vector ? kOwnSigmaVector : kOwnSigmaMatrix;
-            const double log_length =
-                soft_bound(std::sqrt(own * own + 1 / (2.0 * k)) * rn.gauss() +
-                               kRankScaleSigma * rank_scale_[static_cast<std::size_t>(r)] + common,
-                           bound);
-            double along = 0;
-            for (int i = 0; i < k; ++i) {
-                g[static_cast<std::size_t>(i)] = rn.gauss();
-                along += g[static_cast<std::size_t>(i)] * signal[static_cast<std::size_t>(i)];
+            // This step's magnitude for every rank alike (a harder step for all): what moves grad_reduced.
+            const double common = sn.gauss() * (par.vector ? kCommonSigmaVector : kCommonSigmaMatrix);
+            const double signal_length =
+                std::exp(soft_bound(sn.gauss() * (par.vector ? kSignalSigmaVector : kSignalSigmaMatrix) + common,
+                                    par.vector ? kBoundVector : kBoundMatrix)) *
+                std::sqrt(k / std::max(sq, 1e-12));
+            for (double& c : signal) c *= signal_length;
+            const double signal_sq = sq * signal_length * signal_length;
+            sum.assign(static_cast<std::size_t>(k), 0.0);
+            healthy.assign(static_cast<std::size_t>(k), 0.0);
+            g.resize(static_cast<std::size_t>(k));
+            const double bound = par.vector ? kBoundVector : kBoundMatrix;
+            bool any_nan = state_.poisoned;
+            for (int r : members) {
+                const auto& rf = faults.ranks[static_cast<std::size_t>(r)];
+                StatRow& out = unreduced_[static_cast<std::size_t>(r) * params.size() + p];
+                if (state_.poisoned || rf.nan_module >= 0) {
+                    out = nan_row(par.numel);
+                    any_nan = true;
+                    continue;
+                }
+                KeyedNoise rn(seed_, {kGradNoise, static_cast<std::int64_t>(p), first_rank_ + r, step, launch});
+                // The batch noise: a direction across the mean gradient's, and a length that varies as a norm of k
+                // normals does (log σ 1/√(2k)) and as the tensor's own share of the batch (own σ), bounded so that
+                // a healthy norm never leaves the real run's range however long the run.
+                const double own = par.vector ? kOwnSigmaVector : kOwnSigmaMatrix;
+                const double log_length =
+                    soft_bound(std::sqrt(own * own + 1 / (2.0 * k)) * rn.gauss() +
+                                   kRankScaleSigma * rank_scale_[static_cast<std::size_t>(r)] + common,
+                               bound);
+                double along = 0;
+                for (int i = 0; i < k; ++i) {
+                    g[static_cast<std::size_t>(i)] = rn.gauss();
+                    along += g[static_cast<std::size_t>(i)] * signal[static_cast<std::size_t>(i)];
+                }
+                along = k > 1 ? along / std::max(signal_sq, 1e-12) : 0.0;
+                sq = 0;
+                for (int i = 0; i < k; ++i) {
+                    double& x = g[static_cast<std::size_t>(i)];
+                    x -= along * signal[static_cast<std::size_t>(i)];
+                    sq += x * x;
+                }
+                const double length = std::exp(log_length) * std::sqrt(k / std::max(sq, 1e-12));
+                // A dead module's weights get no gradient at all: exact zeros, as msprobe counts them.
+                const double factor = dead ? 0.0 : rf.grad_factor * param_batch_factor(par, rf.batch_factor) * drift;
+                for (int i = 0; i < k; ++i) {
+                    double& x = g[static_cast<std::size_t>(i)];
+                    x = elem * mix * (signal[static_cast<std::size_t>(i)] + kNoiseToSignal * length * x);
+                    healthy[static_cast<std::size_t>(i)] += x;
+                    x *= factor;
+                    sum[static_cast<std::size_t>(i)] += x;
+                }
+                out = vector_stats(g.data(), k, par.numel, false);
             }
-            along = k > 1 ? along / std::max(signal_sq, 1e-12) : 0.0;
-            sq = 0;
-            for (int i = 0; i < k; ++i) {
-                double& x = g[static_cast<std::size_t>(i)];
-                x -= along * signal[static_cast<std::size_t>(i)];
-                sq += x * x;
-            }
-            const double length = std::exp(log_length) * std::sqrt(k / std::max(sq, 1e-12));
-            const double factor = rf.grad_factor * param_batch_factor(par, rf.batch_factor) * drift;
-            for (int i = 0; i < k; ++i) {
-                double& x = g[static_cast<std::size_t>(i)];
-                x = elem * mix * (signal[static_cast<std::size_t>(i)] + kNoiseToSignal * length * x);
-                healthy[static_cast<std::size_t>(i)] += x;
-                x *= factor;
-                sum[static_cast<std::size_t>(i)] += x;
-            }
-            out = vector_stats(g.data(), k, par.numel, false);
-        }
-        auto& m = state_.m[p];
-        auto& v = state_.v[p];
-        if (any_nan) {
-            reduced_[p] = nan_row(par.numel);
-            std::fill(sum.begin(), sum.end(), std::numeric_limits<double>::quiet_NaN());
-            poison_next = true;
-        } else {
-            // The mean, its length kept within the bound too: averaging a few ranks' noise in few dimensions
-            // could cancel it to far less than the real run ever shows.
-            double healthy_sq = 0;
-            for (double x : healthy) healthy_sq += x * x;
-            const double typical = elem * mix * ranks_ * std::sqrt(k * (1 + kNoiseToSignal * kNoiseToSignal / ranks_));
-            const double natural = std::sqrt(healthy_sq) / typical;
-            const double keep = natural > 0 ? std::exp(soft_bound(std::log(natural), bound)) / natural : 1.0;
-            for (double& x : sum) x *= keep / ranks_;
-            reduced_[p] = vector_stats(sum.data(), k, par.numel, false);
-        }
-        // Adam's state as msprobe reads it: before this step's update.
-        if (had_state_) {
-            exp_avg_[p] = vector_stats(m.data(), k, par.numel, false);
-            exp_avg_sq_[p] = vector_stats(v.data(), k, par.numel, true);
-        }
-        for (int i = 0; i < k; ++i) {
-            const double x = sum[static_cast<std::size_t>(i)];
-            m[static_cast<std::size_t>(i)] = kBeta1 * m[static_cast<std::size_t>(i)] + (1 - kBeta1) * x;
-            v[static_cast<std::size_t>(i)] = kBeta2 * v[static_cast<std::size_t>(i)] + (1 - kBeta2) * x * x;
-        }
-        // The weights: the same on every rank; a NaN update poisons them.
-        double& w = state_.weight[p];
-        KeyedNoise wn(seed_, {kWeightNoise, static_cast<std::int64_t>(p), step, launch});
-        auto weight_stats = [&](double norm) {
-            if (std::isnan(norm)) return nan_row(par.numel);
-            const double rms = norm / std::sqrt(par.numel), z1 = wn.gauss(), z2 = wn.gauss(), z3 = wn.gauss();
-            StatRow s;
-            s.norm = norm;
-            if (par.vector) {  // norm weights start at 1
-                s.mean = rms * (1 + 0.001 * z1);
-                s.max = rms * (1.1 + 0.01 * std::abs(z2));
-                s.min = rms * (0.9 - 0.01 * std::abs(z3));
+            auto& m = state_.m[sp];
+            auto& v = state_.v[sp];
+            if (any_nan) {
+                reduced_[sp] = nan_row(par.numel);
+                std::fill(sum.begin(), sum.end(), std::numeric_limits<double>::quiet_NaN());
+                poison_next = true;
             } else {
-                s.mean = rms * 0.001 * z1;
-                s.max = rms * expected_max(par.numel) * (1 + 0.02 * z2);
-                s.min = -rms * expected_max(par.numel) * (1 + 0.02 * z3);
+                // The mean, its length kept within the bound too: averaging a few ranks' noise in few dimensions
+                // could cancel it to far less than the real run ever shows.
+                double healthy_sq = 0;
+                for (double x : healthy) healthy_sq += x * x;
+                const double typical =
+                    elem * mix * replicas * std::sqrt(k * (1 + kNoiseToSignal * kNoiseToSignal / replicas));
+                const double natural = std::sqrt(healthy_sq) / typical;
+                const double keep = natural > 0 ? std::exp(soft_bound(std::log(natural), bound)) / natural : 1.0;
+                for (double& x : sum) x *= keep / replicas;
+                reduced_[sp] = vector_stats(sum.data(), k, par.numel, false);
             }
-            return s;
-        };
-        origin_[p] = weight_stats(w);  // drawn even when replaced below: the noise that follows stays the same
-        if (state_.weight_stats.size() < params.size()) state_.weight_stats.resize(params.size());
-        if (state_.updates > 0) origin_[p] = state_.weight_stats[p];
-        w = any_nan ? std::numeric_limits<double>::quiet_NaN()
-                    : w * (1 + (par.vector ? 0.0002 * wn.gauss() : 0.0005 * std::abs(wn.gauss())));
-        updated_[p] = weight_stats(w);
-        state_.weight_stats[p] = updated_[p];
+            // Adam's state as msprobe reads it: before this step's update.
+            if (had_state_) {
+                exp_avg_[sp] = vector_stats(m.data(), k, par.numel, false);
+                exp_avg_sq_[sp] = vector_stats(v.data(), k, par.numel, true);
+            }
+            // The weights: the same on every replica; a NaN update poisons them.
+            double& w = state_.weight[sp];
+            KeyedNoise wn(seed, {kWeightNoise, static_cast<std::int64_t>(p), step, launch});
+            // Drawn even when replaced below: the noise that follows stays the same.
+            origin_[sp] = weight_stats(par, w, WeightDraws::draw(wn));
+            if (state_.updates > 0) origin_[sp] = state_.weight_stats[sp];
+            // Copies planted now start from the replicas' state as this step begins (Adam's before its update).
+            for (const auto& c : faults.corruptions)
+                if (c.param == static_cast<int>(p) && shard_of(c.rank, c.param) == s)
+                    corrupt_copy(c, w, origin_[sp], m, v);
+            // What the replicas' copy does this step, for the ranks with a copy of their own.
+            SharedStep shared;
+            shared.shard = s;
+            shared.param = static_cast<int>(p);
+            shared.sum = &sum;
+            shared.u = adam_step_rms(m, v, sum, state_.updates + 1);
+            shared.before = w;
+            shared.nan = any_nan;
+            for (const auto& c : state_.copies)
+                if (c.param == static_cast<int>(p) && shard_of(c.rank, c.param) == s) {
+                    shared.m = m;  // before the update: a copy whose moments rejoin takes them from here
+                    shared.v = v;
+                    break;
+                }
+            for (int i = 0; i < k; ++i) {
+                const double x = sum[static_cast<std::size_t>(i)];
+                m[static_cast<std::size_t>(i)] = kBeta1 * m[static_cast<std::size_t>(i)] + (1 - kBeta1) * x;
+                v[static_cast<std::size_t>(i)] = kBeta2 * v[static_cast<std::size_t>(i)] + (1 - kBeta2) * x * x;
+            }
+            // How far this step moves the weight's norm (the update ratio msprobe's norms show): the parameter's
+            // own scale, falling as training settles, × the learning rate's factor. A dead module's weights drift
+            // to a stop as Adam's first moment decays.
+            const double pace =
+                par.update_ratio * trend * faults.lr_factor * (dead ? adam_decay(faults.dead_for + 1) : 1.0);
+            shared.norm = norm_step(pace, std::log(w / par.weight_norm), wn);
+            shared.draws = WeightDraws::draw(wn);
+            w = any_nan ? std::numeric_limits<double>::quiet_NaN() : w * (1 + shared.norm.sign * shared.norm.ratio);
+            shared.after = w;
+            updated_[sp] = weight_stats(par, w, shared.draws);
+            state_.weight_stats[sp] = updated_[sp];
+            step_own_copies(shared, faults);
+        }
     }
     ++state_.updates;
     state_.poisoned = poison_next;
+}
+
+void SimulatedTraining::corrupt_copy(const StepFaults::Corruption& c, double weight, const StatRow& origin,
+                                     const std::vector<double>& m, const std::vector<double>& v) {
+    OwnCopy* copy = nullptr;
+    for (auto& own : state_.copies)
+        if (own.rank == c.rank && own.param == c.param) copy = &own;
+    if (!copy) {
+        state_.copies.push_back(OwnCopy{c.rank, c.param, false, {}, {}, weight, origin});
+        copy = &state_.copies.back();
+    }
+    if (c.gradient) {
+        if (!copy->own_moments) {
+            copy->own_moments = true;
+            copy->m = m;
+            copy->v = v;
+        }
+        return;
+    }
+    // The weights in memory ×factor after the last update: every statistic of the tensor scales with it.
+    copy->weight *= c.factor;
+    for (double* x : {&copy->stats.min, &copy->stats.max, &copy->stats.norm, &copy->stats.mean}) *x *= c.factor;
+}
+
+void SimulatedTraining::step_own_copies(const SharedStep& shared, const StepFaults& faults) {
+    const SimParam& par = model_.params()[static_cast<std::size_t>(shared.param)];
+    const std::size_t sp = at(shared.shard, shared.param);
+    const std::size_t k = shared.sum->size();
+    std::vector<double> sum;
+    for (auto& c : state_.copies) {
+        if (c.param != shared.param || shard_of(c.rank, c.param) != shared.shard) continue;
+        OwnRows rows{c.rank, c.param, reduced_[sp], exp_avg_[sp], exp_avg_sq_[sp], c.stats, {}};
+        if (!c.own_moments) {
+            c.weight += shared.after - shared.before;  // the replicas' update, added to its own weights
+        } else {
+            double f = 1;
+            for (const auto& cr : faults.corruptions)
+                if (cr.gradient && cr.rank == c.rank && cr.param == c.param) f *= cr.factor;
+            sum = *shared.sum;
+            for (double& x : sum) x *= f;
+            if (f != 1) rows.grad_reduced = vector_stats(sum.data(), static_cast<int>(k), par.numel, false);
+            if (had_state_) {
+                // Moments that print as the replicas' are theirs from now on: the difference left is below what
+                // msprobe prints, and the same gradients only shrink it. (Kept apart, it would show again wherever
+                // rounding fell the other way.)
+                const StatRow own_m = vector_stats(c.m.data(), static_cast<int>(k), par.numel, false);
+                const StatRow own_v = vector_stats(c.v.data(), static_cast<int>(k), par.numel, true);
+                if (prints_same(own_m, exp_avg_[sp], printed_digits_)) c.m = shared.m;
+                else rows.exp_avg = own_m;
+                if (prints_same(own_v, exp_avg_sq_[sp], printed_digits_)) c.v = shared.v;
+                else rows.exp_avg_sq = own_v;
+            }
+            // Adam's step on this copy against the replicas': its moments, so its update.
+            const double u = adam_step_rms(c.m, c.v, sum, state_.updates + 1);
+            const double ratio = shared.norm.ratio * (shared.u > 0 ? u / shared.u : 1.0);
+            for (std::size_t i = 0; i < k; ++i) {
+                c.m[i] = kBeta1 * c.m[i] + (1 - kBeta1) * sum[i];
+                c.v[i] = kBeta2 * c.v[i] + (1 - kBeta2) * sum[i] * sum[i];
+            }
+            c.weight =
+                shared.nan ? std::numeric_limits<double>::quiet_NaN() : c.weight * (1 + shared.norm.sign * ratio);
+        }
+        c.stats = weight_stats(par, c.weight, shared.draws);
+        rows.updated = c.stats;
+        own_rows_.push_back(std::move(rows));
+    }
 }
 
 void SimulatedTraining::run_activations(std::int64_t step, int launch, const StepFaults& faults) {
@@ -534,6 +622,10 @@ void SimulatedTraining::run_activations(std::int64_t step, int launch, const Ste
                 for (const auto& [module, factor] : faults.drift)
                     if (modules[static_cast<std::size_t>(module)].output == static_cast<int>(i)) norm *= factor;
                 actv[i] = actv_stats(norm, v.numel(), v.type, an);
+                if (dead_.module >= 0 && dead_.zero_values[i]) {
+                    if (static_cast<int>(i) == dead_.value) alive_output_[at] = actv[i];
+                    actv[i] = kZeroRow;
+                }
                 if (state_.poisoned && v.type != ActvType::data) actv[i] = nan_row(v.numel());
             }
             // A NaN planted in micro-step 0 reaches what is computed from it.
@@ -583,6 +675,7 @@ void SimulatedTraining::run_activations(std::int64_t step, int launch, const Ste
                 norm *= rf.grad_factor;
                 if (!g.past_stream) norm *= shrink * (g.norm_input && f > 1.5 ? 1.5 / f : 1.0);
                 agrad[i] = actv_stats(norm, g.rows * g.width, g.type, gn);
+                if (dead_.module >= 0 && dead_.zero_grads[i]) agrad[i] = kZeroRow;
                 if (state_.poisoned) agrad[i] = nan_row(g.rows * g.width);
                 else if (nan_module >= 0) agrad[i] = nan_row(std::max(1.0, nan_rows) * g.width);
             }

@@ -131,5 +131,61 @@ TEST(FaultPlan, rejects_what_a_type_does_not_take_or_lacks) {
     }
 }
 
+TEST(FaultPlan, sdc_and_sdcgrad_need_a_rank_and_take_a_weight_and_a_factor) {
+    const auto f = parse_ok(
+        "sdc@31:r1,sdc@40:r2:mlayers.0.mlp.linear_fc2.weightx1.05,sdcgrad@22:r3,sdcgrad@5:r0x2:mlayers.1.mlp.linear_"
+        "fc1");
+    ASSERT_EQ(f.size(), 4u);
+    EXPECT_EQ(f[0].type, Fault::Type::sdc);
+    EXPECT_EQ(f[0].step, 31);
+    EXPECT_EQ(f[0].rank, 1);
+    EXPECT_EQ(f[0].factor, 1.01) << "a weight x1.01 by default";
+    EXPECT_EQ(f[0].module, "") << "no weight: the simulator's default, mid-network";
+    EXPECT_EQ(f[1].module, "layers.0.mlp.linear_fc2.weight") << "a factor right after the weight is split off";
+    EXPECT_EQ(f[1].factor, 1.05);
+    EXPECT_EQ(f[2].type, Fault::Type::sdcgrad);
+    EXPECT_EQ(f[2].rank, 3);
+    EXPECT_EQ(f[2].factor, 1.5) << "a reduced gradient x1.5 by default";
+    EXPECT_EQ(f[3].rank, 0);
+    EXPECT_EQ(f[3].factor, 2.0);
+    EXPECT_EQ(f[3].module, "layers.1.mlp.linear_fc1");
+    EXPECT_EQ(fault_type_name(Fault::Type::sdc), "sdc");
+    EXPECT_EQ(fault_type_name(Fault::Type::sdcgrad), "sdcgrad");
+}
+
+TEST(FaultPlan, lr_acts_on_every_rank_with_a_factor_and_dead_on_every_rank_with_a_module) {
+    const auto f = parse_ok("lr@35,lr@10x0.5,dead@18,dead@20:mlayers.1.mlp.linear_fc1");
+    ASSERT_EQ(f.size(), 4u);
+    EXPECT_EQ(f[0].type, Fault::Type::lr);
+    EXPECT_EQ(f[0].step, 35);
+    EXPECT_EQ(f[0].rank, -1);
+    EXPECT_EQ(f[0].factor, 20.0) << "the learning rate x20 by default";
+    EXPECT_EQ(f[1].factor, 0.5) << "a smaller learning rate is a factor too";
+    EXPECT_EQ(f[2].type, Fault::Type::dead);
+    EXPECT_EQ(f[2].step, 18);
+    EXPECT_EQ(f[2].rank, -1);
+    EXPECT_EQ(f[2].module, "");
+    EXPECT_EQ(f[3].module, "layers.1.mlp.linear_fc1");
+    EXPECT_EQ(fault_type_name(Fault::Type::lr), "lr");
+    EXPECT_EQ(fault_type_name(Fault::Type::dead), "dead");
+}
+
+TEST(FaultPlan, rejects_what_the_new_types_do_not_take_or_lack) {
+    for (const char* bad :
+         {"sdc@4", "sdcgrad@4", "sdc@4:mlayers.0.mlp.linear_fc1", "sdc@4:r1x0", "sdcgrad@4:r1:m", "lr@4:r1",
+          "lr@4:mlayers.0.mlp", "lr@4x", "dead@4:r1", "dead@4x2", "dead@4:m", "SDC@4:r1", "sdc4:r1"}) {
+        std::string error;
+        EXPECT_FALSE(parse_fault_list(bad, error).has_value()) << "accepted '" << bad << "'";
+        EXPECT_FALSE(error.empty()) << "no error for '" << bad << "'";
+    }
+    std::string error;
+    EXPECT_FALSE(parse_fault_list("sdc@4", error).has_value());
+    EXPECT_NE(error.find("needs a rank"), std::string::npos) << error;
+    EXPECT_FALSE(parse_fault_list("lr@4:r2", error).has_value());
+    EXPECT_NE(error.find("every rank"), std::string::npos) << error;
+    EXPECT_FALSE(parse_fault_list("boom@4", error).has_value());
+    EXPECT_NE(error.find("sdcgrad"), std::string::npos) << "the list of faults names the new ones: " << error;
+}
+
 }  // namespace
 }  // namespace msmon

@@ -95,6 +95,44 @@ TEST(SimModel, finds_a_module_by_full_name_tail_or_row_and_refuses_unknown_or_am
               "module.module.decoder.final_layernorm");
 }
 
+int param_index(const SimModel& m, const std::string& name) {
+    for (std::size_t i = 0; i < m.params().size(); ++i)
+        if (m.params()[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+TEST(SimModel, finds_a_weight_by_name_tail_or_module_and_picks_one_mid_network_by_default) {
+    const SimModel m(16, 1);
+    std::string error;
+    const int fc2 = param_index(m, "module.module.decoder.layers.1.mlp.linear_fc2.weight");
+    ASSERT_GE(fc2, 0);
+    EXPECT_EQ(m.find_param("module.module.decoder.layers.1.mlp.linear_fc2.weight", error), fc2);
+    EXPECT_EQ(m.find_param("layers.1.mlp.linear_fc2.weight", error), fc2);
+    EXPECT_EQ(m.find_param("layers.1.mlp.linear_fc2", error), fc2) << "the module that owns it";
+    EXPECT_EQ(m.find_param("linear_fc2.weight", error), -1);
+    EXPECT_NE(error.find("ambiguous"), std::string::npos) << error;
+    error.clear();
+    EXPECT_EQ(m.find_param("layers.1.mlp", error), -1) << "a container owns no weight";
+    EXPECT_NE(error.find("no weight"), std::string::npos) << error;
+    EXPECT_EQ(m.default_fault_param(), fc2) << "the weight of the middle layer's MLP output";
+    // A model too small for that weight: the first matrix from the middle on.
+    const SimModel small(8, 1);
+    EXPECT_EQ(small.params()[static_cast<std::size_t>(small.default_fault_param())].name,
+              "module.module.decoder.layers.0.mlp.linear_fc1.weight");
+    for (const auto& p : m.params()) {
+        EXPECT_GE(p.update_ratio, 5e-4) << p.name;
+        EXPECT_LE(p.update_ratio, 5e-3) << p.name;
+    }
+}
+
+TEST(SimModel, a_dead_module_by_default_is_the_first_mlp_linear_mid_network) {
+    const SimModel m(16, 1);
+    EXPECT_EQ(m.modules()[static_cast<std::size_t>(m.default_dead_module())].name,
+              "module.module.decoder.layers.1.mlp.linear_fc1");
+    const SimModel small(2, 1);
+    EXPECT_EQ(small.default_dead_module(), small.default_fault_module());
+}
+
 TEST(FaultSchedule, one_off_faults_act_on_the_first_pass_and_a_drift_in_every_pass) {
     const SimModel m(16, 1);
     std::string error;
@@ -126,6 +164,42 @@ TEST(FaultSchedule, one_off_faults_act_on_the_first_pass_and_a_drift_in_every_pa
     faults = {{Fault::Type::nan, 3, -1, 100, "layers.7.mlp"}};
     EXPECT_FALSE(FaultSchedule::make(m, faults, 0, 40, 0, 4, error));
     EXPECT_NE(error.find("layers.7.mlp"), std::string::npos) << error;
+}
+
+TEST(FaultSchedule, corruptions_act_once_and_a_learning_rate_and_a_dead_module_from_their_step_in_every_pass) {
+    const SimModel m(16, 1);
+    std::string error;
+    const std::vector<Fault> faults = {{Fault::Type::sdc, 12, 5, 1.01, ""},
+                                       {Fault::Type::sdcgrad, 14, 6, 1.5, "layers.0.mlp.linear_fc1"},
+                                       {Fault::Type::lr, 20, -1, 20, ""},
+                                       {Fault::Type::lr, 30, -1, 0.5, ""},
+                                       {Fault::Type::dead, 25, -1, 100, "layers.2.mlp.linear_fc2"},
+                                       {Fault::Type::sdc, 15, 9, 2, ""}};  // rank 9 is not simulated here: dropped
+    auto s = FaultSchedule::make(m, faults, 0, 40, 4, 4, error);
+    ASSERT_TRUE(s) << error;
+    ASSERT_EQ(s->faults().size(), 5u);
+    EXPECT_EQ(s->faults()[0].param, m.default_fault_param());
+    EXPECT_EQ(s->faults()[1].param, param_index(m, "module.module.decoder.layers.0.mlp.linear_fc1.weight"));
+    const StepFaults at12 = s->at(12, true);
+    ASSERT_EQ(at12.corruptions.size(), 1u);
+    EXPECT_EQ(at12.corruptions[0].rank, 1) << "global rank 5 is the second of ranks 4-7";
+    EXPECT_EQ(at12.corruptions[0].factor, 1.01);
+    EXPECT_FALSE(at12.corruptions[0].gradient);
+    EXPECT_TRUE(s->at(12, false).corruptions.empty()) << "a restarted job repeating step 12 does not meet it again";
+    ASSERT_EQ(s->at(14, true).corruptions.size(), 1u);
+    EXPECT_TRUE(s->at(14, true).corruptions[0].gradient);
+    EXPECT_EQ(s->at(19, true).lr_factor, 1.0);
+    EXPECT_EQ(s->at(20, true).lr_factor, 20.0);
+    EXPECT_EQ(s->at(29, false).lr_factor, 20.0) << "a learning rate holds in every pass";
+    EXPECT_EQ(s->at(30, true).lr_factor, 10.0);
+    EXPECT_EQ(s->at(24, true).dead_module, -1);
+    EXPECT_EQ(s->at(25, true).dead_module, module_index(m, "module.module.decoder.layers.2.mlp.linear_fc2"));
+    EXPECT_EQ(s->at(25, true).dead_for, 0);
+    EXPECT_EQ(s->at(39, false).dead_for, 14);
+    const std::vector<Fault> unknown = {{Fault::Type::sdc, 3, 1, 1.01, "layers.7.mlp.linear_fc1"}};
+    EXPECT_FALSE(FaultSchedule::make(m, unknown, 0, 40, 0, 4, error));
+    EXPECT_NE(error.find("sdc@3"), std::string::npos) << error;
+    EXPECT_NE(error.find("no weight"), std::string::npos) << error;
 }
 
 }  // namespace
