@@ -55,7 +55,7 @@ ReplicaKindCoverage cover_kind(Reader& reader, const std::string& kind, const st
         const auto at = std::find(ops.begin(), ops.end(), op);
         return at == ops.end() ? -1 : static_cast<int>(at - ops.begin());
     };
-    const int min_slot = slot_of("min"), max_slot = slot_of("max");
+    const ReplicaSlots slots{slot_of("min"), slot_of("max"), slot_of("norm")};
     std::map<int, std::size_t> sizes;  // a tensor's largest group → how many tensors
     for (const auto& [series, by_step] : c.rows) {
         ++out.tensors;
@@ -66,9 +66,7 @@ ReplicaKindCoverage cover_kind(Reader& reader, const std::string& kind, const st
             std::vector<ReplicaCopy> copies;
             for (const auto& [rank, row] : at->second) {
                 copies.push_back({rank, row.first, 0,
-                                  replica_digest(row.second.data(), static_cast<int>(row.second.size()), min_slot,
-                                                 max_slot),
-                                  0, 0});
+                                  replica_digest(row.second.data(), static_cast<int>(row.second.size()), slots), 0, 0});
             }
             learned.judge(copies);
         }

@@ -113,7 +113,7 @@ CrossRankCheck::Entry CrossRankCheck::entry_of(const Key& k, const Target& targe
                                                const RunInfo& run) const {
     Entry e{target.name, run.rank, static_cast<std::int32_t>(run.id), row.layout_id, kNoEvidence, row.values[k.slot]};
     if (target.group->check == Group::Check::replicas)
-        e.digest = replica_digest(row.values, row.value_count, k.min_slot, k.max_slot);
+        e.digest = replica_digest(row.values, row.value_count, {k.min_slot, k.max_slot, k.slot});
     else if (target.group->check == Group::Check::updates) e.digest = k.updated ? 1 : 0;
     return e;
 }
@@ -143,6 +143,7 @@ void CrossRankCheck::collect(const SampleRow& row, const TensorInfo& t, const Ru
         // Replicas: a step already judged was judged against every copy that had come; this one came late.
         if (g.steps_together() && row.step < g.judged_below) continue;
         if (is_spilled(g, row.step)) continue;  // in the store by the time its step is judged
+        if (g.steps_together()) note_run(run);
         hold(g, row.step, entry_of(k, *target, row, run));
     }
 }
@@ -281,6 +282,7 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
             const Key& k = key_of(stored.row, *t, *run);
             const Target& target = k.replicas.group == &g ? k.replicas : k.updates.group == &g ? k.updates : k.outliers;
             if (target.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
+            if (g.steps_together()) note_run(*run);
             values[stored.row.step].push_back(entry_of(k, target, stored.row, *run));
         }
         for (auto& [step, entries] : values) {
@@ -414,6 +416,47 @@ std::string ranks_text(const std::vector<int>& ranks) {
 
 }  // namespace
 
+void CrossRankCheck::note_run(const RunInfo& run) {
+    auto& runs = launches_[run.rank];
+    const std::pair<std::string, std::int32_t> key{run.time_label, static_cast<std::int32_t>(run.id)};
+    const auto at = std::lower_bound(runs.begin(), runs.end(), key);
+    if (at != runs.end() && *at == key) return;
+    runs.insert(at, key);
+    launch_cache_.clear();  // indices after it moved
+}
+
+int CrossRankCheck::launch_of(std::int32_t run) {
+    if (const auto hit = launch_cache_.find(run); hit != launch_cache_.end()) return hit->second;
+    int index = 0;
+    if (const RunInfo* info = keys_.run(run)) {
+        const auto& runs = launches_[info->rank];
+        const auto at = std::lower_bound(runs.begin(), runs.end(), std::make_pair(info->time_label, run));
+        index = static_cast<int>(at - runs.begin());
+    }
+    launch_cache_[run] = index;
+    return index;
+}
+
+std::vector<std::size_t> CrossRankCheck::latest_launch(const std::vector<Entry>& entries, std::size_t begin,
+                                                       std::size_t end) {
+    std::vector<std::size_t> chosen;  // per rank: its latest launch's copy, the last reading of it
+    std::vector<int> launches;
+    for (std::size_t i = begin; i < end; ++i) {
+        const int launch = launch_of(entries[i].run);
+        if (!chosen.empty() && entries[chosen.back()].rank == entries[i].rank) {
+            if (launch >= launches.back()) chosen.back() = i, launches.back() = launch;
+            continue;
+        }
+        chosen.push_back(i);
+        launches.push_back(launch);
+    }
+    const int latest = launches.empty() ? 0 : *std::max_element(launches.begin(), launches.end());
+    std::vector<std::size_t> out;
+    for (std::size_t k = 0; k < chosen.size(); ++k)
+        if (launches[k] == latest) out.push_back(chosen[k]);
+    return out;
+}
+
 void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
     // By series, then rank; a value read twice (a file read again) counts once, as its last reading.
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
@@ -429,11 +472,11 @@ void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Ent
     std::vector<ReplicaCopy> copies;
     for (std::size_t i = 0; i < entries.size();) {
         const std::uint32_t name = entries[i].name;
+        const std::size_t begin = i;
+        while (i < entries.size() && entries[i].name == name) ++i;
         copies.clear();
-        for (; i < entries.size() && entries[i].name == name; ++i) {
-            if (i + 1 < entries.size() && entries[i + 1].name == name && entries[i + 1].rank == entries[i].rank)
-                continue;
-            const Entry& e = entries[i];
+        for (std::size_t k : latest_launch(entries, begin, i)) {
+            const Entry& e = entries[k];
             copies.push_back({e.rank, e.run, e.layout, e.digest, e.value, name});
         }
         for (auto& f : g.replica_series[name].judge(copies)) {
@@ -492,9 +535,13 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
     std::map<int, RankUpdateTally> by_rank;
     for (std::size_t i = 0; i < entries.size();) {
         const Entry& first = entries[i];
-        std::optional<double> origin, updated;
+        const std::size_t begin = i;
+        int latest = 0;  // both norms from the latest launch that wrote this step (a relaunch trains it again)
         for (; i < entries.size() && entries[i].name == first.name && entries[i].rank == first.rank; ++i)
-            (entries[i].digest ? updated : origin) = entries[i].value;
+            latest = std::max(latest, launch_of(entries[i].run));
+        std::optional<double> origin, updated;
+        for (std::size_t k = begin; k < i; ++k)
+            if (launch_of(entries[k].run) == latest) (entries[k].digest ? updated : origin) = entries[k].value;
         if (!origin || !updated) continue;
         const auto ratio = update_ratio(*origin, *updated);
         if (!ratio) continue;

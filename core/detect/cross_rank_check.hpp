@@ -120,6 +120,13 @@ private:
     void judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
     void judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
     void judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
+    // A rank's launches: its runs in the order the job launched them (folder time, then id). A relaunch trains some
+    // steps again; copies of a step are compared within the latest launch that wrote it (one segment).
+    void note_run(const RunInfo& run);
+    int launch_of(std::int32_t run);
+    // Of `entries` (one name, sorted by rank), each rank's copy from its latest launch, and only copies of the
+    // latest launch present: indices into entries.
+    std::vector<std::size_t> latest_launch(const std::vector<Entry>& entries, std::size_t begin, std::size_t end);
     // MindFormers' logged learning rate at `step` and the last step before it that logged one, for messages.
     std::string learning_rate_text(std::int64_t step) const;
 
@@ -137,6 +144,8 @@ private:
     std::size_t budget_values_;
     bool changed_ = false;
     std::map<std::int64_t, double> learning_rates_;  // step → MindFormers' lr (the last 256 steps logged)
+    std::map<int, std::vector<std::pair<std::string, std::int32_t>>> launches_;  // rank → (time label, run), sorted
+    std::unordered_map<std::int32_t, int> launch_cache_;                         // run → its index there
 };
 
 }  // namespace msmon

@@ -28,7 +28,7 @@ std::vector<int> ranks_of(const std::vector<const ReplicaCopy*>& copies) {
 
 }  // namespace
 
-std::uint64_t replica_digest(const double* values, int count, int min_slot, int max_slot) {
+std::uint64_t replica_digest(const double* values, int count, const ReplicaSlots& slots) {
     if (count <= 0) return kNoEvidence;
     bool nonzero = false;
     std::uint64_t h = mix(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(count));
@@ -39,8 +39,9 @@ std::uint64_t replica_digest(const double* values, int count, int min_slot, int 
         h = mix(h ^ std::bit_cast<std::uint64_t>(x));
     }
     if (!nonzero) return kNoEvidence;
-    if (min_slot >= 0 && max_slot >= 0 && min_slot < count && max_slot < count && values[min_slot] == values[max_slot])
-        return kNoEvidence;
+    const auto has = [count](int slot) { return slot >= 0 && slot < count; };
+    if (has(slots.min) && has(slots.max) && values[slots.min] == values[slots.max]) return kNoEvidence;
+    if (has(slots.norm) && std::abs(values[slots.norm]) < kReplicaMinNorm) return kNoEvidence;
     return h == kNoEvidence ? 1 : h;
 }
 

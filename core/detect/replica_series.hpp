@@ -6,7 +6,10 @@
 // ZeRO or a distributed optimizer.
 //
 // Evidence: a copy whose values are all zero, constant (min equal to max: a LayerNorm weight of ones prints the
-// same on every shard) or not finite (NonFinite's case) says nothing about who is a replica: it is skipped.
+// same on every shard), not finite (NonFinite's case), or too small to print many digits (msprobe prints 6
+// decimals: a norm below kReplicaMinNorm keeps at most 3 significant digits, and an Adam second moment printed
+// "0.0,1e-06,1.1e-05,0.0" is the same on shards that hold different values) says nothing about who is a
+// replica: it is skipped.
 //
 // Judging a step: within a learned group, the copies that agree with most of the group hold its value; a copy
 // that prints anything else departed (reported once, until it agrees again or is learned as a group of its
@@ -27,9 +30,14 @@ inline constexpr int kReplicaLearnSteps = 3;
 // No evidence: the copy is not compared and teaches nothing.
 inline constexpr std::uint64_t kNoEvidence = 0;
 
-// The digest of a row's values as printed (their bits; -0 is 0), or kNoEvidence. min_slot / max_slot: the
-// slots of min and max in the row (-1: not collected).
-std::uint64_t replica_digest(const double* values, int count, int min_slot, int max_slot);
+inline constexpr double kReplicaMinNorm = 1e-3;
+
+// Where min, max and norm sit in a row (-1: not collected).
+struct ReplicaSlots {
+    int min = -1, max = -1, norm = -1;
+};
+// The digest of a row's values as printed (their bits; -0 is 0), or kNoEvidence.
+std::uint64_t replica_digest(const double* values, int count, const ReplicaSlots& slots);
 
 struct ReplicaCopy {
     int rank = 0;

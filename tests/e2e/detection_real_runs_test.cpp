@@ -139,7 +139,8 @@ TEST(DetectionRealRuns, a_reduced_gradient_that_departs_from_its_replicas_names_
         followed.push_back(a["kind"].get<std::string>() + "@" + std::to_string(a["step"].get<int>()));
     }
     std::sort(followed.begin(), followed.end());
-    EXPECT_EQ(followed, (std::vector<std::string>{"exp_avg@23", "exp_avg_sq@23", "grad_reduced@22", "param_origin@23",
+    // exp_avg_sq's norm (3.3e-05) prints too few digits to tell replicas from shards: it is not compared.
+    EXPECT_EQ(followed, (std::vector<std::string>{"exp_avg@23", "grad_reduced@22", "param_origin@23",
                                                   "param_updated@22"}));
 }
 

@@ -13,7 +13,10 @@ namespace {
 // min, max, norm, mean, nans, zeros
 constexpr int kMin = 0, kMax = 1, kCount = 6;
 
-std::uint64_t digest_of(std::vector<double> v) { return replica_digest(v.data(), kCount, kMin, kMax); }
+constexpr int kNorm = 2;
+std::uint64_t digest_of(std::vector<double> v) {
+    return replica_digest(v.data(), kCount, {kMin, kMax, kNorm});
+}
 
 // A copy whose statistics are `norm`-shaped: different norms print different rows.
 ReplicaCopy copy(int rank, double norm, std::int64_t run = 1) {
@@ -34,7 +37,10 @@ TEST(ReplicaDigest, zeros_constants_and_non_finite_values_carry_no_evidence) {
     EXPECT_EQ(digest_of({-1, 1, 4, 0.0, 0, 0}), digest_of({-1, 1, 4, -0.0, 0, 0}));
     EXPECT_NE(digest_of({-1, 1, 4, 0.5, 0, 0}), digest_of({-1, 1, 4, 0.500001, 0, 0}));
     const double norm_only = 2.5;
-    EXPECT_NE(replica_digest(&norm_only, 1, -1, -1), kNoEvidence) << "without min and max, a non-zero norm is evidence";
+    EXPECT_NE(replica_digest(&norm_only, 1, {-1, -1, 0}), kNoEvidence) << "without min and max, a norm is evidence";
+    EXPECT_EQ(digest_of({0.0, 1e-06, 1.1e-05, 0.0, 0, 0}), kNoEvidence)
+        << "a norm of 2 significant digits, as an Adam second moment prints: shards print it alike";
+    EXPECT_NE(digest_of({-0.0001, 0.0002, 0.001234, 0.0, 0, 0}), kNoEvidence);
 }
 
 TEST(ReplicaSeries, ranks_that_agree_for_three_steps_are_replicas_and_a_departing_copy_is_found_once) {
