@@ -161,6 +161,7 @@ struct SimCase {
     std::uint64_t seed;
     std::string faults;
     int step_ms = 0;
+    int tp = 1;  // tensor-parallel degree: ranks are ranks/tp data-parallel replicas of each shard
 };
 
 SimOptions sim_options(const SimCase& c, const std::string& dir, std::string& error) {
@@ -172,6 +173,7 @@ SimOptions sim_options(const SimCase& c, const std::string& dir, std::string& er
     s.activations = c.activations;
     s.seed = c.seed;
     s.step_ms = c.step_ms;
+    s.tp = c.tp;
     if (!c.faults.empty()) {
         if (auto f = parse_fault_list(c.faults, error)) s.faults = *f;
     }
@@ -286,6 +288,19 @@ int main(int argc, char** argv) {
         {"baddata_16r_x40", 16, 100, 16, true, 14, "baddata@50:r11x40"},
         {"drift_8r", 8, 200, 16, true, 9, "drift@60:mlayers.1.mlp.linear_fc2x200"},
         {"restart_8r", 8, 120, 16, true, 10, "restart@64"},
+        // Faults between ranks: one replica's weights or reduced gradient corrupted, every rank's learning rate,
+        // a module that dies; data x tensor parallel (ranks of one shard are replicas, shards differ).
+        {"sdc_weight_8r", 8, 100, 16, false, 17, "sdc@45:r5"},
+        {"sdc_grad_16r_tp2", 16, 100, 16, false, 18, "sdcgrad@50:r9", 0, 2},
+        {"lr_blowup_8r", 8, 100, 16, false, 19, "lr@60"},
+        {"dead_module_8r_xy", 8, 100, 16, true, 20, "dead@40"},
+        {"healthy_16r_tp4_xy", 16, 120, 16, true, 21, "", 0, 4},
+        // At scale: 1,024 ranks, 128 data-parallel replicas of 8 tensor-parallel shards.
+        {"healthy_1024r_tp8", 1024, 60, 8, false, 22, "", 0, 8},
+        {"sdc_weight_1024r_tp8", 1024, 60, 8, false, 23, "sdc@30:r77", 0, 8},
+        {"sdc_grad_1024r_tp8", 1024, 60, 8, false, 24, "sdcgrad@35:r1000", 0, 8},
+        {"lr_blowup_1024r_tp8", 1024, 60, 8, false, 25, "lr@40", 0, 8},
+        {"dead_module_128r_tp8_xy", 128, 60, 8, true, 26, "dead@40", 0, 8},
     };
     if (quick) sims.resize(3);
     for (const auto& sc : sims) {
