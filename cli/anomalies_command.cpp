@@ -11,9 +11,9 @@
 #include "core/args/arg_parser.hpp"
 #include "core/detect/incidents.hpp"
 #include "core/detect/msprobe_rules.hpp"
-#include "core/text/rank_ranges.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
+#include "core/text/rank_ranges.hpp"
 
 namespace msmon {
 

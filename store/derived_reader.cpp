@@ -1,7 +1,5 @@
 #include "store/derived_reader.hpp"
 
-#include "core/detect/update_steps.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <map>

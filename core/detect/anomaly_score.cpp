@@ -1,6 +1,7 @@
 // Scores: NaN appearing in a finite series 100 (NonFinite, or msprobe's AnomalyNan); a weight changed between steps
-// (ContinuityBreak) 90; a replica departing from its group 85 (a tie 40); jumps 60 + 10·log10(ratio); rank outliers and stalls 60-80; norm jumps 10 + 10·log10(ratio);
-// mean jumps 1 + log10(ratio) (means hover around zero, so their ratios are noise); NaN placeholders 0.
+// (ContinuityBreak) 90; a replica departing from its group 85 (a tie 40); jumps 60 + 10·log10(ratio); rank outliers and
+// stalls 60-80; norm jumps 10 + 10·log10(ratio); mean jumps 1 + log10(ratio) (means hover around zero, so their ratios
+// are noise); NaN placeholders 0.
 #include "core/detect/anomaly_score.hpp"
 
 #include <algorithm>
@@ -41,8 +42,8 @@ double raw_score(const AnomalyRecord& a) {
     // which copy changed: below half of the break that can (so that it never becomes an incident's origin).
     if (a.rule == "ReplicaDivergence") return 85.0;
     if (a.rule == "ReplicaTie") return 40.0;
-    if (a.rule == "OptimizerStep") return 80.0;
-    if (a.rule == "DeadLayer") return 95.0;  // a module that passes nothing on never recovers by itself  // every weight's update jumped at once
+    if (a.rule == "OptimizerStep") return 80.0;  // every weight's update jumped at once
+    if (a.rule == "DeadLayer") return 95.0;      // a module that passes nothing on never recovers by itself
     if (a.rule == "GlobalNormSpike") return 50.0;
     if (a.rule == "EmbeddingNormHigh") return 45.0;
     return 5.0;

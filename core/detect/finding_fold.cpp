@@ -201,16 +201,16 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g, const SeriesFinding* chang
             a.op = dead.op;
             a.value = dead.value;
             a.reference = dead.reference;
-            a.message = "the layer " + layer_of(dead.name) + " died" + where + ": " + dead.name +
-                        " is all zeros from this step (zeros " + format_double(dead.reference.value_or(NAN)) +
-                        " -> 1)" +
-                        (changed_first ? ", after " + f.name + "'s " + f.op + " " +
-                                             (f.rule == "Jump" ? "jumped " + ratio_text(f.ratio)
-                                                               : std::string("became non-finite")) +
-                                             " (" + format_double(f.value) + ")"
-                                       : std::string()) +
-                        (g.count > 1 ? "; " + std::to_string(g.count) + " " + dead.kind + " series of this rank all zeros"
-                                     : std::string());
+            a.message =
+                "the layer " + layer_of(dead.name) + " died" + where + ": " + dead.name +
+                " is all zeros from this step (zeros " + format_double(dead.reference.value_or(NAN)) + " -> 1)" +
+                (changed_first
+                     ? ", after " + f.name + "'s " + f.op + " " +
+                           (f.rule == "Jump" ? "jumped " + ratio_text(f.ratio) : std::string("became non-finite")) +
+                           " (" + format_double(f.value) + ")"
+                     : std::string()) +
+                (g.count > 1 ? "; " + std::to_string(g.count) + " " + dead.kind + " series of this rank all zeros"
+                             : std::string());
         } else if (f.rule == "NonFinite") {
             a.message = f.kind + " " + series_text(f) + " became non-finite" + where + " (" + f.op + " " +
                         format_double(f.value) +

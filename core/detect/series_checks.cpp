@@ -170,7 +170,8 @@ std::optional<double> SeriesCheckState::check_dead(const CheckSlots& slots, cons
 std::string SeriesCheckState::encode() const {
     std::string out = "nf=" + std::to_string(static_cast<int>(finite_)) + ";lf=" + format_double(last_finite_) +
                       ";jx=" + (in_jump_ ? "1" : "0") + ";dx=" + (in_drift_ ? "1" : "0") + ";de=" + hex_float(early_) +
-                      ";ju=" + hex_float(jumped_to_) + ";zl=" + hex_float(last_zeros_) + ";zd=" + (dead_ ? "1" : "0") + ";jh=";
+                      ";ju=" + hex_float(jumped_to_) + ";zl=" + hex_float(last_zeros_) + ";zd=" + (dead_ ? "1" : "0") +
+                      ";jh=";
     // The history as the floats' bits in hex: exact, and cheap enough to write for every series every batch.
     for (float f : history_) out += hex_float(f);
     return out;

@@ -87,19 +87,17 @@ TEST_P(DetectionFaultRun, the_top_incident_is_the_planted_origin_and_the_top_ano
     EXPECT_EQ(first[0]["origin"], true);
 }
 
-INSTANTIATE_TEST_SUITE_P(PlantedFaults, DetectionFaultRun,
-                         ::testing::Values(PlantedOrigin{"nan", 11, 3, "actv", "module.layers.0.fc2.output"},
-                                           PlantedOrigin{"baddata", 44, 0, "actv", "module.embed.input"},
-                                           PlantedOrigin{"sdc_weight", 31, 1, "param_origin",
-                                                         "module.layers.0.fc2.weight"},
-                                           // A second incident, a known false alarm: step 6, module.final_norm.bias's
-                                           // reduced gradient dips 12x for one step on every rank (Jump).
-                                           PlantedOrigin{"sdc_grad", 22, 3, "grad_reduced",
-                                                         "module.layers.2.fc1.weight", 2},
-                                           // Every rank's optimizer: the incident's first rank and weight.
-                                           PlantedOrigin{"lr_blowup", 35, 0, "derived.update_ratio",
-                                                         "module.embed.weight"}),
-                         [](const auto& info) { return std::string(info.param.run); });
+INSTANTIATE_TEST_SUITE_P(
+    PlantedFaults, DetectionFaultRun,
+    ::testing::Values(PlantedOrigin{"nan", 11, 3, "actv", "module.layers.0.fc2.output"},
+                      PlantedOrigin{"baddata", 44, 0, "actv", "module.embed.input"},
+                      PlantedOrigin{"sdc_weight", 31, 1, "param_origin", "module.layers.0.fc2.weight"},
+                      // A second incident, a known false alarm: step 6, module.final_norm.bias's
+                      // reduced gradient dips 12x for one step on every rank (Jump).
+                      PlantedOrigin{"sdc_grad", 22, 3, "grad_reduced", "module.layers.2.fc1.weight", 2},
+                      // Every rank's optimizer: the incident's first rank and weight.
+                      PlantedOrigin{"lr_blowup", 35, 0, "derived.update_ratio", "module.embed.weight"}),
+    [](const auto& info) { return std::string(info.param.run); });
 
 // The corrupted copy, named as what happened: rank 1's weight changed between step 30's update and step 31, its
 // value after the update and at the next step quoted.
@@ -140,8 +138,8 @@ TEST(DetectionRealRuns, a_reduced_gradient_that_departs_from_its_replicas_names_
     }
     std::sort(followed.begin(), followed.end());
     // exp_avg_sq's norm (3.3e-05) prints too few digits to tell replicas from shards: it is not compared.
-    EXPECT_EQ(followed, (std::vector<std::string>{"exp_avg@23", "grad_reduced@22", "param_origin@23",
-                                                  "param_updated@22"}));
+    EXPECT_EQ(followed,
+              (std::vector<std::string>{"exp_avg@23", "grad_reduced@22", "param_origin@23", "param_updated@22"}));
 }
 
 // Every rank's learning rate ×20 from step 35: one incident at step 35 on all 4 ranks, its rule and message naming
@@ -193,10 +191,12 @@ TEST(DetectionRealRuns, a_layer_whose_outputs_turn_all_zero_is_said_to_have_died
 TEST(DetectionRealRuns, two_replicas_that_disagree_are_a_tie_and_the_continuity_break_settles_it) {
     TempDir tmp;
     const std::string shared = shared_dir();
-    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const std::string node = tmp / "node1";
     std::filesystem::create_directories(node);
-    for (const auto& e : std::filesystem::directory_iterator(shared + "/fixtures/msprobe-faults/sdc-weight/monitor_output")) {
+    for (const auto& e :
+         std::filesystem::directory_iterator(shared + "/fixtures/msprobe-faults/sdc-weight/monitor_output")) {
         const std::string name = e.path().filename();
         if (name.find("-rank0-") != std::string::npos || name.find("-rank1-") != std::string::npos)
             std::filesystem::copy(e.path(), node + "/" + name, std::filesystem::copy_options::recursive);

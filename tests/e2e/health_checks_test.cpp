@@ -61,7 +61,8 @@ TEST(HealthChecks, without_param_distribution_the_weight_checks_are_said_not_to_
 TEST(HealthChecks, one_rank_alone_has_no_replica_to_compare_and_says_so) {
     TempDir tmp;
     const std::string shared = shared_dir();
-    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
+    if (shared.empty())
+        MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const std::string node = tmp / "one";
     std::filesystem::create_directories(node);
     for (const auto& e :

@@ -463,7 +463,8 @@ void ChartView::add_replicas(std::vector<ChartSeries>& lines, std::string& what)
     if (!shared_.drill || shared_.drill->replicas.empty()) return;
     // Replicas agree: the first one's values are the group's.
     const std::vector<int>& replicas = shared_.drill->replicas;
-    const auto first = std::find_if(series_.begin(), series_.end(), [&](const auto& s) { return s.rank == replicas.front(); });
+    const auto first =
+        std::find_if(series_.begin(), series_.end(), [&](const auto& s) { return s.rank == replicas.front(); });
     if (first == series_.end()) return;
     const std::string name = "replica" + std::string(replicas.size() == 1 ? " " : "s ") + rank_ranges(replicas);
     lines.push_back({name, to_points(first->points), {Color::series1, Color::none, kBold}, false});

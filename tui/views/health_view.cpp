@@ -258,8 +258,8 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     // Last: what the checks across ranks can see, below what changes as the job runs.
     if (!model_.checks.replicas.empty() || !model_.checks.cannot_run.empty()) {
         const std::string groups = model_.checks.summary();
-        lines.push_back({"checks across ranks: " + (groups.empty() ? std::string("no replica groups") : groups +
-                                                        " (replica groups)"),
+        lines.push_back({"checks across ranks: " +
+                             (groups.empty() ? std::string("no replica groups") : groups + " (replica groups)"),
                          head});
         for (const auto& why : model_.checks.cannot_run)  // wrapped: the fix is at the end of the sentence
             for (const auto& part : wrap_text(why, std::max(20, width - 4))) lines.push_back({"  " + part, dim});
