@@ -16,16 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string ingest_fault_run(const TempDir& tmp, const std::string& name) {
-    const std::string shared = shared_dir();
-    if (shared.empty()) return {};
-    const std::string db = tmp / (name + ".db");
-    auto r =
-        run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/" + name, "--db", db}, isolated_env(tmp));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return db;
-}
-
 Json msmon_json(const std::vector<std::string>& args) {
     auto r = run(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -38,7 +28,7 @@ class DetectionHealthyRun : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DetectionHealthyRun, raises_no_anomaly) {
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, GetParam());
+    const std::string db = ingest_msprobe_fault_run(tmp, GetParam());
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json all = msmon_json({program("msmon"), "anomalies", "--db", db, "--format", "json"});
     EXPECT_EQ(all.size(), 0u) << all.dump(1);
@@ -68,7 +58,7 @@ TEST_P(DetectionFaultRun, the_top_incident_is_the_planted_origin_and_the_top_ano
     TempDir tmp;
     std::string run = want.run;
     std::replace(run.begin(), run.end(), '_', '-');  // test names cannot hold '-'
-    const std::string db = ingest_fault_run(tmp, run);
+    const std::string db = ingest_msprobe_fault_run(tmp, run);
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_GE(incidents.size(), 1u);
@@ -103,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
 // value after the update and at the next step quoted.
 TEST(DetectionRealRuns, a_weight_altered_between_two_steps_is_said_as_such_with_both_values) {
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, "sdc-weight");
+    const std::string db = ingest_msprobe_fault_run(tmp, "sdc-weight");
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_EQ(incidents.size(), 1u) << incidents.dump(1);
@@ -119,7 +109,7 @@ TEST(DetectionRealRuns, a_weight_altered_between_two_steps_is_said_as_such_with_
 // the difference; what follows from it (the moments and weights of that tensor on rank 3) is the same incident.
 TEST(DetectionRealRuns, a_reduced_gradient_that_departs_from_its_replicas_names_them_and_both_values) {
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, "sdc-grad");
+    const std::string db = ingest_msprobe_fault_run(tmp, "sdc-grad");
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_GE(incidents.size(), 1u);
@@ -146,7 +136,7 @@ TEST(DetectionRealRuns, a_reduced_gradient_that_departs_from_its_replicas_names_
 // the optimizer, not a layer.
 TEST(DetectionRealRuns, a_learning_rate_blown_up_on_every_rank_is_one_optimizer_incident_on_all_ranks) {
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, "lr-blowup");
+    const std::string db = ingest_msprobe_fault_run(tmp, "lr-blowup");
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_EQ(incidents.size(), 1u) << incidents.dump(1);
@@ -169,7 +159,7 @@ TEST(DetectionRealRuns, a_learning_rate_blown_up_on_every_rank_is_one_optimizer_
 // that changed first) on all 4 ranks, and says the layer died (layers.1.act's output all zeros from then on).
 TEST(DetectionRealRuns, a_layer_whose_outputs_turn_all_zero_is_said_to_have_died_where_it_began) {
     TempDir tmp;
-    const std::string db = ingest_fault_run(tmp, "dead-layer");
+    const std::string db = ingest_msprobe_fault_run(tmp, "dead-layer");
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     const Json incidents = msmon_json({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "json"});
     ASSERT_GE(incidents.size(), 1u);

@@ -13,19 +13,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string ingest_real_run(const TempDir& tmp, const std::string& name) {
-    const std::string shared = shared_dir();
-    if (shared.empty()) return {};
-    const std::string db = tmp / (name + ".db");
-    auto r =
-        run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/" + name, "--db", db}, isolated_env(tmp));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return db;
-}
-
 TEST(HealthChecks, every_weight_collected_shows_the_replica_groups_and_nothing_that_cannot_run) {
     TempDir tmp;
-    const std::string db = ingest_real_run(tmp, "params-healthy");
+    const std::string db = ingest_msprobe_fault_run(tmp, "params-healthy");
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     auto r = run({program("msmon"), "health", "--db", db});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -46,7 +36,7 @@ TEST(HealthChecks, every_weight_collected_shows_the_replica_groups_and_nothing_t
 
 TEST(HealthChecks, without_param_distribution_the_weight_checks_are_said_not_to_run_and_how_to_enable_them) {
     TempDir tmp;
-    const std::string db = ingest_real_run(tmp, "healthy");
+    const std::string db = ingest_msprobe_fault_run(tmp, "healthy");
     if (db.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the real msprobe fault runs are not available");
     auto r = run({program("msmon"), "health", "--db", db});
     ASSERT_EQ(r.exit_code, 0) << r.err;

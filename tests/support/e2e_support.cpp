@@ -16,6 +16,16 @@ namespace msmon::test {
 
 namespace fs = std::filesystem;
 
+std::string ingest_msprobe_fault_run(const TempDir& tmp, const std::string& name) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) return {};
+    const std::string db = tmp / (name + ".db");
+    auto r =
+        run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/" + name, "--db", db}, isolated_env(tmp));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return db;
+}
+
 std::map<std::string, std::string> isolated_env(const TempDir& tmp) {
     return {{"XDG_CACHE_HOME", tmp / "xdg-cache"},
             {"XDG_STATE_HOME", tmp / "xdg-state"},

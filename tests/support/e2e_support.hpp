@@ -14,6 +14,10 @@ namespace msmon::test {
 // its settings).
 std::map<std::string, std::string> isolated_env(const TempDir& tmp);
 
+// `msmon ingest` of ../shared/fixtures/msprobe-faults/NAME into a store under `tmp`: the store's path, or "" when
+// ../shared is absent (the caller skips).
+std::string ingest_msprobe_fault_run(const TempDir& tmp, const std::string& name);
+
 // The log file msmon writes under an isolated_env.
 std::string log_path(const TempDir& tmp);
 
