@@ -89,8 +89,12 @@ std::string CheckCoverage::summary() const {
            (sizes_differ ? " (most; groups of other sizes too)" : "");
 }
 
-CheckCoverage check_coverage(Reader& reader) {
+CheckCoverage check_coverage(Reader& reader, const CheckCoverage* previous) {
+    std::vector<std::int64_t> latest = reader.collected_steps(kReplicaLearnSteps);
+    std::sort(latest.begin(), latest.end());
+    if (previous && !latest.empty() && previous->looked_at == latest) return *previous;
     CheckCoverage out;
+    out.looked_at = latest;
     const StoreCatalog cat = reader.catalog();
     std::map<std::string, std::vector<std::string>> ops_of(cat.kinds.begin(), cat.kinds.end());
     // msprobe's statistics at all? A MindFormers-only store has nothing for these checks to look at.
@@ -99,8 +103,6 @@ CheckCoverage check_coverage(Reader& reader) {
         msprobe |= kind == "actv" || kind == "actv_grad" || kind == "grad_unreduced" || kind == "grad_reduced" ||
                    kind.starts_with("param_") || kind.starts_with("exp_avg");
     if (!msprobe) return out;
-    std::vector<std::int64_t> latest = reader.collected_steps(kReplicaLearnSteps);
-    std::sort(latest.begin(), latest.end());
     std::map<std::string, int> largest;
     for (const char* kind : kReplicaKinds) {
         const auto ops = ops_of.find(kind);

@@ -21,6 +21,7 @@ struct ReplicaKindCoverage {
 struct CheckCoverage {
     std::vector<ReplicaKindCoverage> replicas;  // each replica kind collected, in training order
     std::vector<std::int64_t> steps;            // the steps the groups were learned from, ascending
+    std::vector<std::int64_t> looked_at;        // the latest collected steps when it was computed (any kind)
     std::vector<std::string> cannot_run;        // "<check> can't run: <why> (<what enables it>)"
     // Tensors (by name, whatever the kind) with a replica group, and the group size most of them have.
     std::size_t grouped_tensors = 0;
@@ -30,6 +31,7 @@ struct CheckCoverage {
     std::string summary() const;
 };
 
-CheckCoverage check_coverage(Reader& reader);
+// `previous`: the last result; returned again, without reading the values, while no new step was collected.
+CheckCoverage check_coverage(Reader& reader, const CheckCoverage* previous = nullptr);
 
 }  // namespace msmon

@@ -23,7 +23,7 @@ std::vector<StepValue> max_over_ranks(Reader& reader, const std::string& kind) {
 
 }  // namespace
 
-HealthModel collect_health(Reader& reader) {
+HealthModel collect_health(Reader& reader, const HealthModel* previous) {
     HealthModel m;
     m.checkpoints = reader.checkpoints();
     for (std::size_t i = 0; i < m.checkpoints.size(); ++i) {
@@ -60,7 +60,7 @@ HealthModel collect_health(Reader& reader) {
     for (const auto& a : reader.anomalies(stalled))
         if (a.rule == "StalledRank") ranks[a.rank].stalled = true;
     for (auto& [_, p] : ranks) m.ranks.push_back(p);
-    m.checks = check_coverage(reader);
+    m.checks = check_coverage(reader, previous ? &previous->checks : nullptr);  // read again on a new step only
     return m;
 }
 

@@ -36,6 +36,7 @@ struct HealthModel {
     CheckCoverage checks;  // the replica groups learned and the checks across ranks that can't run
 };
 
-HealthModel collect_health(Reader& reader);
+// `previous`: the last model (what it computed from values that have not changed is kept).
+HealthModel collect_health(Reader& reader, const HealthModel* previous = nullptr);
 
 }  // namespace msmon::tui

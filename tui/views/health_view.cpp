@@ -79,7 +79,7 @@ bool HealthView::back() {
 }
 
 void HealthView::collect(Reader& reader) {
-    model_ = collect_health(reader);
+    model_ = collect_health(reader, &model_);
     config_ = collect_run_config(reader);
 }
 
