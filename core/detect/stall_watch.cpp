@@ -21,17 +21,23 @@ void StallWatch::advance(int rank, std::int64_t run_id, std::int64_t step, Clock
     if (run_id != p.run_id) {  // first sight, or the job restarted: its steps may go back
         p = RankPace{};
         p.run_id = run_id;
-        p.last_step = step;
-        p.last_advance = now;
-        return;
+    } else {
+        if (step <= p.last_step) return;
+        // Seconds per step: a batch may bring several steps of a rank at once.
+        p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count() /
+                              static_cast<double>(step - p.last_step));
+        if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
     }
-    if (step <= p.last_step) return;
-    // Seconds per step: a batch may bring several steps of a rank at once.
-    p.intervals.push_back(std::chrono::duration<double>(now - p.last_advance).count() /
-                          static_cast<double>(step - p.last_step));
-    if (p.intervals.size() > 21) p.intervals.erase(p.intervals.begin());
     p.last_step = step;
     p.last_advance = now;
+    // Stall clocks: this rank's starts now if another is already past it; another's starts now if this rank just
+    // went past it.
+    p.passed_at.reset();
+    for (auto& [other, q] : pace_) {
+        if (other == rank) continue;
+        if (q.last_step > p.last_step && !p.passed_at) p.passed_at = now;
+        if (q.last_step < p.last_step && !q.passed_at) q.passed_at = now;
+    }
 }
 
 void StallWatch::judge(Clock::time_point now, std::vector<AnomalyRecord>& out) {
@@ -39,8 +45,9 @@ void StallWatch::judge(Clock::time_point now, std::vector<AnomalyRecord>& out) {
     for (auto& [rank, p] : pace_) {
         if (static_cast<int>(p.intervals.size()) < options_.stall_min_intervals || p.flagged_step == p.last_step)
             continue;
+        if (!p.passed_at) continue;  // no rank is past it
         const double med = median_of(p.intervals);
-        const double age = std::chrono::duration<double>(now - p.last_advance).count();
+        const double age = std::chrono::duration<double>(now - *p.passed_at).count();
         if (age <= options_.stall_factor * med || age < options_.stall_min_seconds) continue;
         // Behind: another rank (of the same job's pace) has written two later steps since. Ranks that all stopped
         // at one step (the job ended, or hangs as a whole) are not a stalled rank, nor is one that is a step behind
@@ -63,10 +70,10 @@ void StallWatch::judge(Clock::time_point now, std::vector<AnomalyRecord>& out) {
         a.value = age;
         a.reference = med;
         a.tag_name = "rank" + std::to_string(rank);
-        a.message = "rank " + std::to_string(rank) + " has written nothing new for " +
-                    format_double(std::round(age * 10) / 10) + " s after step " + std::to_string(p.last_step) +
-                    " (its median step time is " + format_double(std::round(med * 1000) / 1000) +
-                    " s) while other ranks advance";
+        a.message = "rank " + std::to_string(rank) + " has written nothing after step " + std::to_string(p.last_step) +
+                    " for " + format_double(std::round(age * 10) / 10) +
+                    " s since other ranks went past it (its median step time is " +
+                    format_double(std::round(med * 1000) / 1000) + " s)";
         a.score = anomaly_score(a);
         out.push_back(std::move(a));
     }

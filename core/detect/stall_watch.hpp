@@ -1,6 +1,8 @@
-// Stalled ranks: a rank that writes no new step for stall_factor × its median step time (and at least
-// stall_min_seconds) while another rank advances two steps or more past it (a job that ends, every rank at its
-// last step, has no stalled rank; one a step behind is ranks writing one after another). Step times come only from live
+// Stalled ranks: a rank left behind. Its stall time counts from the moment another rank first went past its newest
+// step, and it is stalled once that lasts stall_factor × its median step time (and at least stall_min_seconds) with
+// another rank two steps or more past it. So a job that ends (every rank at its last step) has no stalled rank, one a
+// step behind is ranks writing one after another, and a pause of every rank (msprobe's dynamic collection off between
+// two collections, however long) is no stall: the clock starts when the others resume. Step times come only from live
 // arrivals: what is read at attach or after msmon restarts arrives at catch-up speed and says nothing about the job's
 // pace, and a rank whose job restarted (a new run, steps going back) starts afresh.
 #pragma once
@@ -8,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "core/detect/anomaly_record.hpp"
@@ -33,7 +36,8 @@ private:
         std::int64_t last_step = -1;
         std::int64_t run_id = -1;
         Clock::time_point last_advance{};
-        std::vector<double> intervals;  // seconds per step between live advances, the latest 21
+        std::optional<Clock::time_point> passed_at;  // when another rank first went past last_step
+        std::vector<double> intervals;               // seconds per step between live advances, the latest 21
         std::int64_t flagged_step = -1;
     };
     const DetectorOptions& options_;

@@ -1,0 +1,71 @@
+// A real msprobe run written again, live: see run_replay.hpp.
+#include "tests/support/run_replay.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <thread>
+#include <tuple>
+
+#include "tests/support/test_env.hpp"
+
+namespace msmon::test {
+
+namespace fs = std::filesystem;
+
+void replay_msprobe_run(const std::string& source_output, const std::string& target_output, const ReplayPlan& plan) {
+    // Each rank folder's per-step CSVs (<kind>_<step>-<step>.csv) by step; everything else is copied at once.
+    const std::regex per_step(R"(.+_(\d+)-(\d+)\.csv)");
+    struct RankFolder {
+        int rank = -1;
+        fs::path target;
+        std::map<std::int64_t, std::vector<fs::path>> steps;
+    };
+    std::vector<RankFolder> folders;
+    const std::regex rank_name(R"(.*-rank(\d+)-[0-9a-f]+)");
+    for (const auto& entry : fs::directory_iterator(source_output)) {
+        const std::string name = entry.path().filename().string();
+        std::smatch m;
+        if (!entry.is_directory() || !std::regex_match(name, m, rank_name)) {
+            fs::copy(entry.path(), fs::path(target_output) / name, fs::copy_options::recursive);
+            continue;
+        }
+        RankFolder f{std::stoi(m[1]), fs::path(target_output) / name, {}};
+        fs::create_directories(f.target);
+        for (const auto& file : fs::directory_iterator(entry.path())) {
+            const std::string file_name = file.path().filename().string();
+            std::smatch s;
+            if (std::regex_match(file_name, s, per_step) && s[1] == s[2])
+                f.steps[std::stoll(s[1])].push_back(file.path());
+            else fs::copy(file.path(), f.target / file_name, fs::copy_options::recursive);
+        }
+        folders.push_back(std::move(f));
+    }
+    // The writes in time order: (when, rank folder, step).
+    using Clock = std::chrono::steady_clock;
+    std::vector<std::tuple<Clock::time_point, std::size_t, std::int64_t>> writes;
+    const auto start = Clock::now() + std::chrono::milliseconds(100);
+    auto t = start;
+    for (const Collection& c : plan.collections) {
+        t += c.pause_before;
+        for (std::int64_t step = c.first; step <= c.last; ++step) {
+            for (std::size_t i = 0; i < folders.size(); ++i) {
+                const auto stop = plan.last_step.find(folders[i].rank);
+                if (stop != plan.last_step.end() && step > stop->second) continue;
+                if (!folders[i].steps.count(step)) continue;
+                const auto lag = plan.lag.find(folders[i].rank);
+                writes.emplace_back(t + (lag == plan.lag.end() ? std::chrono::milliseconds(0) : lag->second), i, step);
+            }
+            t += plan.step_time;
+        }
+    }
+    std::stable_sort(writes.begin(), writes.end(),
+                     [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    for (const auto& [when, i, step] : writes) {
+        std::this_thread::sleep_until(when);
+        for (const fs::path& file : folders[i].steps.at(step))
+            write_file((folders[i].target / file.filename()).string(), read_file(file.string()));
+    }
+}
+
+}  // namespace msmon::test
