@@ -262,6 +262,10 @@ int run_live(const LaunchOptions& o) {
         return 1;
     }
     app.status().source = !o.store.empty() ? o.store : o.store_only() ? o.db : o.dir;
+    {  // what preparing the app found wrong (a settings key) stays on the status line until something newer
+        std::lock_guard lock(notice_mu);
+        if (notice.empty()) notice = app.status().notice;
+    }
     std::string store_failure;
     IncidentAnnouncer announcer(o, o.store.empty() ? o.db : o.store);
     {
@@ -325,9 +329,8 @@ int run_live(const LaunchOptions& o) {
                         rate_time = now;
                     }
                     std::lock_guard lock(notice_mu);
-                    if (!notice.empty()) st.notice = notice;
                     // A new incident is said for a while (the Anomalies tab keeps it), then the line is whole again.
-                    if (now < incident_notice_until) st.notice = incident_notice;
+                    st.notice = now < incident_notice_until ? incident_notice : notice;
                 } else {
                     st.watch = !o.store.empty() ? "clickhouse"
                                : o.store_only() ? "store, read only, not following"

@@ -149,5 +149,28 @@ TEST_F(TuiNotify, no_bell_and_no_notify_write_nothing_but_the_status_line_still_
     EXPECT_EQ(count_of(bytes, "\a"), 0u);
 }
 
+// The notice is said for 20 s, then the status line is whole again: how long ago data came, values/s, the incident
+// count (the Anomalies tab keeps the incident). A job that stops after its incident must look stopped.
+TEST_F(TuiNotify, the_new_incident_notice_clears_and_the_line_shows_the_data_age_and_rate_again) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --no-bell", 150, 40,
+                  tmux_env(tmp));
+    const std::string backlog = t.settled(TmuxSession::Wait::timers);
+    ASSERT_NE(last_line(backlog).find("steps 0-29"), std::string::npos) << backlog;
+    write_next_step(tmp / "job", 30, 1);
+    std::string screen = t.settled(TmuxSession::Wait::timers);
+    ASSERT_NE(last_line(screen).find("new incident: norm nan in grad_reduced at step 30, rank 1"), std::string::npos)
+        << screen;
+    ASSERT_NE(t.idle_point()->notice, -1) << "the idle report says no notice shows";
+    // Nothing else happens: the job stopped after its NaN.
+    const auto cleared = [](const std::string& s) { return last_line(s).find("new incident") == std::string::npos; };
+    screen = t.screen_when(cleared, std::max(TmuxSession::settle_limit(), milliseconds(45000)));
+    ASSERT_TRUE(cleared(screen)) << "the notice never cleared:\n" << screen;
+    const std::string status = last_line(screen);
+    EXPECT_NE(status.find("2 incidents"), std::string::npos) << status;
+    EXPECT_NE(status.find("s ago"), std::string::npos) << "the data's age is not back: " << status;
+    EXPECT_NE(status.find("values/s"), std::string::npos) << "the rate is not back: " << status;
+    EXPECT_EQ(t.idle_point()->notice, -1) << "the idle report still says a notice shows";
+}
+
 }  // namespace
 }  // namespace msmon::test

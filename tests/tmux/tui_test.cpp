@@ -363,13 +363,12 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
     // The demo is live: under a sanitizer the restarted run may reach step 35 only a while after the restart is seen.
     t.send_keys("Enter");
     // The chart follows the live run: the restart's span in its title grows to 30-40 as the ranks write it.
-    screen = t.screen_when(
-        [](const std::string& s) {
-            return s.find("step 35: rank 3=0 rank 3 abandoned=1 ") != std::string::npos &&
-                   s.find("restart: 30-40 trained again") != std::string::npos;
-        },
-        TmuxSession::settle_limit());
-    ASSERT_FALSE(screen.empty()) << "the chart is not on rank 3's NaN at step 35:\n" << t.capture();
+    const auto charted = [](const std::string& s) {
+        return s.find("step 35: rank 3=0 rank 3 abandoned=1 ") != std::string::npos &&
+               s.find("restart: 30-40 trained again") != std::string::npos;
+    };
+    screen = t.screen_when(charted, TmuxSession::settle_limit());
+    ASSERT_TRUE(charted(screen)) << "the chart is not on rank 3's NaN at step 35:\n" << screen;
     EXPECT_EQ(lines_of(screen)[1].rfind("actv nans module.module.decoder.layers.1.mlp.linear_fc2.output", 0), 0u)
         << screen;
     EXPECT_NE(lines_of(screen)[1].find("restart: 30-40 trained again"), std::string::npos) << screen;
