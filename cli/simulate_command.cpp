@@ -14,6 +14,7 @@
 #include "core/files/replacement_file.hpp"
 #include "core/sim/fault_truth.hpp"
 #include "core/sim/mindformers_simulator.hpp"
+#include "core/sim/monitor_config_follower.hpp"
 #include "core/sim/msprobe_simulator.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -88,6 +89,10 @@ const CommandSpec kSimulateSpec{
          "folders, the same logs appended to, the steps since that checkpoint trained again"},
         {"--tensorboard", "", "also write MindFormers' TensorBoard event files (output/tensorboard/rank_<N>/)"},
         {"--moe-experts", "N", "experts per MoE layer in expert_load (default 8; 2 layers)"},
+        {"--monitor-config", "FILE",
+         "follow msprobe's monitor config FILE as TrainerMon does: read once at start, or with DYNAMIC_MONITOR=True "
+         "in the environment whenever it changes (dynamic_on, collect_times, step_interval; dynamic_on false written "
+         "back when a collection ends); only the steps it collects are written"},
         {"--expert-collapse", "STEP[:L:E]", "from STEP on, expert E of layer L takes most tokens (default L 1, E 3)"},
     },
     1,
@@ -187,6 +192,13 @@ int run_simulate_command(int argc, char** argv) {
     o.step_count_per_record = static_cast<int>(record);
     o.seed = static_cast<std::uint64_t>(seed);
     o.activations = args->has("--xy");
+    if (auto v = args->value("--monitor-config")) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(*v, ec))
+            return usage_error("--monitor-config " + *v + " is not a file (msprobe's monitor config JSON)");
+        o.monitor_config = *v;
+        o.dynamic_monitor = MonitorConfigFollower::dynamic_mode_from_env();
+    }
     if (auto f = args->value("--faults")) {
         auto faults = parse_fault_list(*f, error);
         if (!faults) return usage_error("--faults: " + error);

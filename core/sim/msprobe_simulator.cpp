@@ -15,11 +15,13 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "core/log/logging.hpp"
 #include "core/sim/fault_schedule.hpp"
+#include "core/sim/monitor_config_follower.hpp"
 #include "core/sim/sim_model.hpp"
 #include "core/sim/simulated_training.hpp"
 #include "core/text/number_text.hpp"
@@ -206,6 +208,9 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
             result.rank_dirs.push_back(dirs.back());
         }
         std::vector<bool> stalled(static_cast<std::size_t>(o.ranks), false);
+        // A relaunched job's msprobe starts afresh: static mode reads the config again, dynamic mode waits for it.
+        std::optional<MonitorConfigFollower> follower;
+        if (!o.monitor_config.empty()) follower.emplace(o.monitor_config, o.dynamic_monitor);
         std::int64_t resume = -1;
         const std::int64_t launch_high_water = high_water;
         for (; step <= schedule->last_step() && !stop.load(); ++step) {
@@ -213,13 +218,15 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
                 if (c == step) checkpoints[c] = training.state();
             const bool first_pass = step > launch_high_water;
             training.run_step(step, launch, schedule->at(step, first_pass));
+            // A step msprobe does not collect is trained all the same; nothing of it is written.
+            const bool collected = !follower || follower->collects(step);
             const std::string step_text = std::to_string(step);
             const std::int64_t range_start = step / o.step_count_per_record * o.step_count_per_record;
             const std::string range = "_" + std::to_string(range_start) + "-" +
                                       std::to_string(range_start + o.step_count_per_record - 1) + ".csv";
             // grad_reduced, exp_avg, exp_avg_sq and the weights are the same on every replica of a shard: their
             // text too, made once per shard.
-            for (int s = 0; s < training.shards(); ++s) {
+            for (int s = 0; collected && s < training.shards(); ++s) {
                 ShardText& t = shard_text[static_cast<std::size_t>(s)];
                 t.clear();
                 for (std::size_t p = 0; p < params.size(); ++p) {
@@ -229,7 +236,7 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
                           training.param_updated(s, pi));
                 }
             }
-            for (int r = 0; r < o.ranks; ++r) {
+            for (int r = 0; collected && r < o.ranks; ++r) {
                 const std::size_t ri = static_cast<std::size_t>(r);
                 if (stalled[ri]) continue;
                 // A rank with its own copy of a weight (silent corruption) prints that copy's rows.
@@ -316,9 +323,12 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
                     if (!out.append(dir + "/" + part.prefix + range, *part.head, *part.rows, error)) return false;
                     for (char c : *part.rows) result.rows += c == '\n';
                 }
-                if (first_pass && step == stall[ri]) stalled[ri] = true;  // it writes nothing after this step
             }
-            ++result.steps;
+            for (int r = 0; r < o.ranks; ++r)  // a stalled rank writes nothing after this step
+                if (first_pass && step == stall[static_cast<std::size_t>(r)])
+                    stalled[static_cast<std::size_t>(r)] = true;
+            if (follower) follower->finish_step(step);  // collect_times reached: the write-back; the poll
+            result.steps += collected;
             ++written;
             if (o.step_ms > 0) {
                 const auto due = t0 + std::chrono::milliseconds(static_cast<std::int64_t>(o.step_ms) * written);

@@ -28,13 +28,17 @@ struct SimOptions {
     bool activations = false;  // also write actv/actv_grad with micro_step (grad_acc_steps 2)
     std::uint64_t seed = 1;
     std::vector<Fault> faults;
+    // msprobe's monitor config, followed as TrainerMon does (core/sim/monitor_config_follower): only the steps it
+    // collects are written. Empty: every step is.
+    std::string monitor_config;
+    bool dynamic_monitor = false;  // DYNAMIC_MONITOR=True: the config is read again whenever it changes
 };
 
 struct SimResult {
     std::int64_t files = 0;
     std::int64_t rows = 0;
     std::int64_t bytes = 0;
-    std::int64_t steps = 0;
+    std::int64_t steps = 0;  // steps written (collected)
     std::vector<std::string> rank_dirs;
 };
 

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <thread>
 #include <tuple>
 
+#include "core/sim/monitor_config_follower.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -61,10 +63,15 @@ void replay_msprobe_run(const std::string& source_output, const std::string& tar
     }
     std::stable_sort(writes.begin(), writes.end(),
                      [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    std::vector<std::optional<MonitorConfigFollower>> followers(folders.size());
+    if (!plan.dynamic_config.empty())
+        for (auto& f : followers) f.emplace(plan.dynamic_config, true);
     for (const auto& [when, i, step] : writes) {
         std::this_thread::sleep_until(when);
-        for (const fs::path& file : folders[i].steps.at(step))
-            write_file((folders[i].target / file.filename()).string(), read_file(file.string()));
+        if (!followers[i] || followers[i]->collects(step))
+            for (const fs::path& file : folders[i].steps.at(step))
+                write_file((folders[i].target / file.filename()).string(), read_file(file.string()));
+        if (followers[i]) followers[i]->finish_step(step);
     }
 }
 

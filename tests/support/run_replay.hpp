@@ -22,6 +22,9 @@ struct ReplayPlan {
     std::chrono::milliseconds step_time{200};      // between two steps of a collection
     std::map<int, std::chrono::milliseconds> lag;  // rank → written this much after the others
     std::map<int, std::int64_t> last_step;         // rank → the last step it writes (it stops)
+    // msprobe's monitor config in dynamic mode (DYNAMIC_MONITOR=True): each rank follows it as TrainerMon does
+    // (core/sim/monitor_config_follower) and writes only the steps it collects, writing dynamic_on false back.
+    std::string dynamic_config;
 };
 
 // Writes `source_output` (a monitor_output folder of rank folders) into `target_output` along `plan`; returns when

@@ -1,4 +1,4 @@
-// The trailing run of collected steps (spaced by step_interval) is the latest collection.
+// The trailing run of collected steps (spaced by the config's step_interval) is the latest collection.
 #include "tui/models/collection_state.hpp"
 
 namespace msmon::tui {
@@ -20,9 +20,8 @@ CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc,
                                     const std::optional<std::string>& write_back_at) {
     CollectionState s;
     const bool on = config.is_object() && config.value("dynamic_on", json(false)) == json(true);
-    const std::int64_t interval = steps_desc.size() >= 2 ? steps_desc[0] - steps_desc[1]
-                                  : config.is_object()   ? int_field(config, "step_interval", 1, 1)
-                                                         : 1;
+    // Steps of one collection are step_interval apart (msprobe's default 1); a wider gap is a pause between two.
+    const std::int64_t interval = config.is_object() ? int_field(config, "step_interval", 1, 1) : 1;
     s.of = config.is_object() ? int_field(config, "collect_times", -1, 0) : -1;
     // The latest run: newest step back while the gap is step_interval, and (after our save) only newer steps.
     std::size_t n = 0;

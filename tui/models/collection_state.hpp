@@ -21,7 +21,8 @@ struct CollectionState {
 // `steps_desc`: the latest collected steps, newest first (Reader::collected_steps). `steps_at_save`: the newest
 // collected step when this editor last saved dynamic_on true (steps after it belong to the new collection).
 // `write_back_at`: when the trainer turned dynamic_on false on disk ("14:02:11"), if it did since the editor
-// read the file. Runs of steps are spaced as the data is (the newest gap), which is step_interval in practice.
+// read the file. A collection's steps are the config's step_interval apart (1 when it has none): a wider gap
+// ends it.
 CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc, const nlohmann::ordered_json& config,
                                     std::optional<std::int64_t> steps_at_save,
                                     const std::optional<std::string>& write_back_at);

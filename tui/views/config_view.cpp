@@ -203,6 +203,10 @@ Reaction ConfigView::finish_input() {
 
 Reaction ConfigView::save() {
     const std::int64_t newest = steps_.empty() ? -1 : steps_.front();
+    // `x` over a running collection (dynamic_on true on disk, collect_times 0 saved) ends that collection: its steps
+    // still count from where it began. Any other save of dynamic_on true starts a new one.
+    const bool stops_running = editor_->on_disk().value("dynamic_on", json(false)) == json(true) &&
+                               editor_->edited().value("collect_times", json(-1)) == json(0);
     // The save blocks the UI while it watches: at most 3 s. A longer step's swallowing write-back still shows up on
     // the next poll, as "the file changed … dynamic_on: true → false".
     SaveTiming timing;
@@ -210,7 +214,8 @@ Reaction ConfigView::save() {
     const SaveReport report = editor_->save(timing);
     mode_ = Mode::form;
     message_.clear();
-    if (report.in_effect && editor_->edited().value("dynamic_on", json(false)) == json(true)) steps_at_save_ = newest;
+    if (report.in_effect && !stops_running && editor_->edited().value("dynamic_on", json(false)) == json(true))
+        steps_at_save_ = newest;
     return Reaction::reload;
 }
 

@@ -43,5 +43,17 @@ TEST(CollectionState, stop_early_counts_one_step) {
               "collecting since step 7: collected 1 of 1, latest step 7");
 }
 
+// `msmon config enable --collect-times 3` from a shell (not this editor's save): the new collection's first step is
+// in, 42 steps after the previous collection's last. A gap wider than step_interval ends a collection.
+TEST(CollectionState, a_collection_started_elsewhere_counts_from_the_gap_before_it) {
+    const json on = json::parse(R"({"dynamic_on": true, "collect_times": 3})");
+    EXPECT_EQ(describe_collection({105, 63, 62, 61, 60, 59}, on, std::nullopt, std::nullopt).text,
+              "collecting since step 105: collected 1 of 3, latest step 105");
+    const json off = json::parse(R"({"dynamic_on": false, "collect_times": 3})");
+    EXPECT_EQ(describe_collection({107, 106, 105, 63, 62}, off, std::nullopt, std::string("14:02:11.000")).text,
+              "collection finished at step 107? msprobe set dynamic_on → false at 14:02:11.000 (steps 105-107, 3 "
+              "collected)");
+}
+
 }  // namespace
 }  // namespace msmon::tui
