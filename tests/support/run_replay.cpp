@@ -15,6 +15,9 @@ namespace msmon::test {
 
 namespace fs = std::filesystem;
 
+// A replay may go on where an earlier one stopped: what msprobe writes once is there already.
+constexpr auto kOnceMore = fs::copy_options::recursive | fs::copy_options::overwrite_existing;
+
 void replay_msprobe_run(const std::string& source_output, const std::string& target_output, const ReplayPlan& plan) {
     // Each rank folder's per-step CSVs (<kind>_<step>-<step>.csv) by step; everything else is copied at once.
     const std::regex per_step(R"(.+_(\d+)-(\d+)\.csv)");
@@ -29,7 +32,7 @@ void replay_msprobe_run(const std::string& source_output, const std::string& tar
         const std::string name = entry.path().filename().string();
         std::smatch m;
         if (!entry.is_directory() || !std::regex_match(name, m, rank_name)) {
-            fs::copy(entry.path(), fs::path(target_output) / name, fs::copy_options::recursive);
+            fs::copy(entry.path(), fs::path(target_output) / name, kOnceMore);
             continue;
         }
         RankFolder f{std::stoi(m[1]), fs::path(target_output) / name, {}};
@@ -39,7 +42,7 @@ void replay_msprobe_run(const std::string& source_output, const std::string& tar
             std::smatch s;
             if (std::regex_match(file_name, s, per_step) && s[1] == s[2])
                 f.steps[std::stoll(s[1])].push_back(file.path());
-            else fs::copy(file.path(), f.target / file_name, fs::copy_options::recursive);
+            else fs::copy(file.path(), f.target / file_name, kOnceMore);
         }
         folders.push_back(std::move(f));
     }
@@ -70,7 +73,8 @@ void replay_msprobe_run(const std::string& source_output, const std::string& tar
         std::this_thread::sleep_until(when);
         if (!followers[i] || followers[i]->collects(step))
             for (const fs::path& file : folders[i].steps.at(step))
-                write_file((folders[i].target / file.filename()).string(), read_file(file.string()));
+                if (!plan.keep || plan.keep(file.filename().string(), step))
+                    write_file((folders[i].target / file.filename()).string(), read_file(file.string()));
         if (followers[i]) followers[i]->finish_step(step);
     }
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct ReplayPlan {
     // msprobe's monitor config in dynamic mode (DYNAMIC_MONITOR=True): each rank follows it as TrainerMon does
     // (core/sim/monitor_config_follower) and writes only the steps it collects, writing dynamic_on false back.
     std::string dynamic_config;
+    // Which of a step's files are written (a kind collected only from some step on); none: all.
+    std::function<bool(const std::string& file_name, std::int64_t step)> keep;
 };
 
 // Writes `source_output` (a monitor_output folder of rank folders) into `target_output` along `plan`; returns when

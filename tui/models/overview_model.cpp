@@ -20,16 +20,30 @@ SeriesSelection default_selection(const StoreCatalog& catalog) {
              {"grad_reduced", "norm"},
              {"grad_unreduced", "norm"}})
         if (has(kind, op)) return {kind, op, std::nullopt};
+    for (const auto& [kind, ops] : catalog.kinds)
+        if (std::find(ops.begin(), ops.end(), "norm") != ops.end()) return {kind, "norm", std::nullopt};
     if (!catalog.kinds.empty() && !catalog.kinds.front().second.empty())
         return {catalog.kinds.front().first, catalog.kinds.front().second.front(), std::nullopt};
     return {};
+}
+
+std::string across_tensors(const std::string& op) {
+    if (op == "value") return "";
+    if (op == "norm") return "L2 over tensors";
+    if (op == "max" || op == "min") return op + " over tensors";
+    if (op == "nans") return "sum over tensors";
+    return "mean over tensors";
 }
 
 OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps,
                                const std::vector<std::pair<int, std::int64_t>>& marks) {
     OverviewModel m;
     m.catalog = reader.catalog();
-    m.selection = selection.kind.empty() ? default_selection(m.catalog) : selection;
+    m.selection = selection;
+    if (m.selection.kind.empty()) {  // the default, with the user's filter if any
+        m.selection = default_selection(m.catalog);
+        m.selection.name_regex = selection.name_regex;
+    }
     if (m.selection.kind.empty()) return m;
     RankSeriesRequest req{m.selection.kind, m.selection.op, m.selection.name_regex, window_steps, {}};
     std::map<int, OverviewRow> rows;

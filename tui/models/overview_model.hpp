@@ -33,8 +33,14 @@ struct OverviewModel {
     std::size_t unhealthy_checkpoints = 0;
 };
 
-// Picks what to open on: loss or global norm when logs are present, else the gradient norm, else anything.
+// What the Overview shows until the user picks (`[` `]`, `o`, :kind, :op), from what the store holds now, whatever
+// order it arrived in: MindFormers' global norm, else its loss, else the reduced gradients' norm, else the
+// unreduced ones', else any kind's norm, else the first statistic there is. Read again at each refresh, so a run
+// followed from its first step opens as one opened afterwards once the same data is in.
 SeriesSelection default_selection(const StoreCatalog& catalog);
+// How one rank's value combines the statistic over the kind's tensors (Reader::rank_series), for the title:
+// "L2 over tensors" for a norm; empty for a single-valued log kind ("value").
+std::string across_tensors(const std::string& op);
 
 // Reads the model. `window_steps` bounds how far back (0: all steps); `marks`: (rank, step) pairs to mark
 // (IncidentIndex::marks), a row's `!` when it has any.

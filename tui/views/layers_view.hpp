@@ -109,6 +109,7 @@ private:
     bool following_ = true;     // the cursor follows the top incident's origin until a key moves it
     std::optional<GoTo> go_to_;
     std::size_t selected_ = 0, top_ = 0;  // rows
+    std::int64_t placed_at_max_ = -1;     // the newest step when the window was last placed
 
     // What collect() read, and for what: drawing and the cell under the cursor go by this alone, so a key
     // pressed before the next collect() never pairs new choices with old data.

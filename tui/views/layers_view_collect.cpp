@@ -99,16 +99,24 @@ void LayersView::place_window() {
     }
     const std::int64_t columns = std::max(1, map_width_);
     const bool fresh = frame_.hi < frame_.lo || frame_.hi > catalog_.max_step || fixed_ != frame_.fixed;
+    // Live, the window's right edge is the newest step for as long as the cursor (the incident's origin, or where
+    // the user put it) stays in view: the steps after an origin come in as the job goes on.
+    const bool cursor_fits_newest = cursor_step_ && *cursor_step_ >= sat_add(sat_sub(catalog_.max_step, columns), 1);
+    const bool at_live_edge = !fresh && frame_.hi >= placed_at_max_;
     if (!cursor_step_) {
         frame_.hi = catalog_.max_step;
-    } else if (fresh) {  // the cursor's step in the middle, or as far right as the run allows
+    } else if (cursor_fits_newest && (fresh || at_live_edge)) {
+        frame_.hi = catalog_.max_step;
+    } else if (fresh) {  // a cursor far back: its step in the middle, or as far right as the run allows
         frame_.hi = std::min(catalog_.max_step,
                              std::max(sat_add(*cursor_step_, columns / 2), sat_add(catalog_.min_step, columns - 1)));
     } else {  // the steps read before, moved only as far as the cursor needs
+        if (at_live_edge) frame_.hi = std::min(catalog_.max_step, sat_add(*cursor_step_, columns - 1));
         if (*cursor_step_ > frame_.hi) frame_.hi = *cursor_step_;
         if (*cursor_step_ < sat_add(sat_sub(frame_.hi, columns), 1)) frame_.hi = sat_add(*cursor_step_, columns - 1);
     }
     frame_.lo = std::max(catalog_.min_step, sat_add(sat_sub(frame_.hi, columns), 1));
+    placed_at_max_ = catalog_.max_step;
 }
 
 void LayersView::keep_selection_visible() {

@@ -71,7 +71,14 @@ OverviewView::OverviewView(SharedSelection& shared, IncidentIndex& incidents, st
 
 void OverviewView::collect(Reader& reader) {
     incidents_.update(reader);  // one count unless anomalies came in
-    model_ = collect_overview(reader, shared_.series, kWindowSteps, incidents_.marks());
+    // Until the user picks a statistic, the default follows the data (default_selection): not frozen at whatever
+    // arrived first. A pick is any kind or op other than the default's.
+    const bool picked =
+        !shared_.series.kind.empty() && (shared_.series.kind != defaulted_.kind || shared_.series.op != defaulted_.op);
+    model_ = collect_overview(reader, picked ? shared_.series : SeriesSelection{{}, {}, shared_.series.name_regex},
+                              kWindowSteps, incidents_.marks());
+    if (!picked) defaulted_ = model_.selection;
+    showing_default_ = !picked;
     shared_.series = model_.selection;
     // Pipeline stages, from a stored kind's tensors (a derived kind is computed, not listed cheaply), read again when
     // the ranks or the kind change or after a minute; past 512 ranks reading every rank's tensors would hold the
@@ -201,6 +208,9 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     const Style dim{Color::dim, Color::none, kPlain};
     const auto& sel = model_.selection;
     std::string title = "kind " + (sel.kind.empty() ? std::string("-") : sel.kind) + "  op " + sel.op;
+    if (const std::string across = across_tensors(sel.op); !sel.kind.empty() && !across.empty())
+        title += " (" + across + ")";
+    if (showing_default_ && !sel.kind.empty()) title += "  default";
     if (sel.name_regex) title += "  filter /" + *sel.name_regex + "/";
     title += std::string("  sort ") + (sort_ == Sort::rank       ? "rank"
                                        : sort_ == Sort::latest   ? "latest"

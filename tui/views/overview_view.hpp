@@ -57,6 +57,8 @@ private:
     RankLayout stage_layout_;  // pipeline stages: rows are grouped by stage, deviation is from the stage's median
     KeyTable keys_;
     Sort sort_ = Sort::rank;
+    SeriesSelection defaulted_;     // the default statistic as last read (default_selection)
+    bool showing_default_ = false;  // the user has not picked one: the title says "default"
     // With a baseline: each rank's ratio farthest from 1 over the window, by rank (|log|: a halving is as far as a
     // doubling), and the summary for the selected rank's line.
     std::map<int, double> baseline_distance_;
