@@ -300,6 +300,8 @@ int run_ingest_command(int argc, char** argv) {
     bool flush_pending = false;  // stopping: what still waits to settle is announced as it stands
     auto announce_incidents = [&]() {
         try {
+            // Where reading stands, taken before the store is read: what it says is in the store read after it.
+            const std::optional<ReadProgress> progress = engine.read_progress();
             if (!hook_index.update(*hook_reader) && !news.pending()) return true;
             if (!hook_index.grouped()) {
                 if (!warned_ungrouped) {
@@ -316,7 +318,8 @@ int run_ingest_command(int argc, char** argv) {
             const auto set = hook_index.set();
             const auto now =
                 std::chrono::steady_clock::now() + (flush_pending ? std::chrono::hours(1) : std::chrono::hours(0));
-            for (const std::size_t i : news.take(set->anomalies, set->incidents, now)) {
+            for (const std::size_t i :
+                 news.take(set->anomalies, set->incidents, now, progress && !flush_pending ? &*progress : nullptr)) {
                 spdlog::info("new incident: {}", incident_headline(set->anomalies, set->incidents[i]));
                 hook->submit(incident_hook_event(set->anomalies, set->incidents[i], job_folders));
             }

@@ -84,7 +84,8 @@ public:
 
     // After a collect: `live` once the backlog is read. Returns what the status line says of the newest incident
     // announced ("nan in grad_reduced at step 30, rank 1"), or "".
-    std::string update(const IncidentIndex& index, bool live, Terminal& term) {
+    // `progress`: where ingest's reading stood before the store was read (null: not ingesting here).
+    std::string update(const IncidentIndex& index, bool live, Terminal& term, const ReadProgress* progress) {
         if (!index.grouped()) return "";
         // The first read once live holds the whole backlog (ingest had committed it before it said so).
         const bool first_live = live && !was_live_;
@@ -97,7 +98,7 @@ public:
             return "";
         }
         std::string last;
-        for (const std::size_t i : news_.take(set->anomalies, set->incidents)) {
+        for (const std::size_t i : news_.take(set->anomalies, set->incidents, NewIncidents::Clock::now(), progress)) {
             const Incident& inc = set->incidents[i];
             const std::string headline = incident_headline(set->anomalies, inc);
             spdlog::info("new incident: {}", headline);
@@ -303,12 +304,16 @@ int run_live(const LaunchOptions& o) {
             if ((reload || redraw) && now - last_frame >= frame) {
                 if (reload) {
                     if (session) collected_batches = session->engine().counters().batches.load();
+                    // Where reading stands, taken before the store is read: what it says is in what is read next.
+                    const std::optional<ReadProgress> progress =
+                        session ? session->engine().read_progress() : std::nullopt;
                     collect_safely(app, store_failure);
                     // Not ingesting here (another msmon writes the store, or ClickHouse): what the first read
                     // found is the backlog.
                     const bool live = session ? session->engine().caught_up() : announced_once;
                     announced_once = true;
-                    const std::string said = announcer.update(app.incidents(), live, term);
+                    const std::string said =
+                        announcer.update(app.incidents(), live, term, progress ? &*progress : nullptr);
                     if (!said.empty()) {
                         incident_notice = "new incident: " + said;
                         incident_notice_until = now + kIncidentNoticeTime;

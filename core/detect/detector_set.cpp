@@ -123,6 +123,22 @@ void DetectorSet::load_states(const RecordBatch& batch) {
     for (auto id : unknown) states_.try_emplace(id);
 }
 
+ReadProgress DetectorSet::read_progress(Clock::time_point quiet_at) const {
+    ReadProgress p;
+    p.quiet_at = quiet_at;
+    p.held_from_step = fold_.oldest_step();
+    std::map<int, std::int64_t> newest;  // each rank's newest step of any tensor
+    for (const auto& [id, st] : states_) {
+        const TensorInfo* t = keys_.tensor(id);
+        const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+        if (!run) continue;
+        auto [it, added] = newest.try_emplace(run->rank, st.last_step);
+        if (!added) it->second = std::max(it->second, st.last_step);
+    }
+    for (const auto& [rank, step] : newest) p.all_ranks_at = std::min(p.all_ranks_at, step);
+    return p;
+}
+
 DetectorSet::TensorState& DetectorSet::state_of(std::int64_t tensor_id) {
     return states_[tensor_id];
 }

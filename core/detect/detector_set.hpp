@@ -14,6 +14,7 @@
 #include "core/detect/detector_options.hpp"
 #include "core/detect/finding_fold.hpp"
 #include "core/detect/msprobe_rules.hpp"
+#include "core/detect/new_incidents.hpp"
 #include "core/detect/param_continuity.hpp"
 #include "core/detect/stall_watch.hpp"
 #include "core/ingest/key_registry.hpp"
@@ -34,6 +35,9 @@ public:
     void on_idle(Clock::time_point now, RecordBatch& batch);
     // When on_idle() will next emit findings held for a rank's next step; nullopt when none are held.
     std::optional<Clock::time_point> next_due() const { return fold_.next_due(options_.fold_max_wait); }
+    // Where reading stands for an incident's origin (new_incidents.hpp): findings held, and the step every rank has
+    // reached. `quiet_at` is the caller's.
+    ReadProgress read_progress(Clock::time_point quiet_at) const;
     // End of a run: evaluate every pending cross-rank group.
     void finish(RecordBatch& batch);
     // Blocks until every batch observed so far is committed (cross-rank values read back from the store).

@@ -76,6 +76,13 @@ std::optional<std::chrono::steady_clock::time_point> FindingFold::next_due(
     return first;
 }
 
+std::optional<std::int64_t> FindingFold::oldest_step() const {
+    std::optional<std::int64_t> oldest;
+    for (const auto& [key, _] : groups_)
+        if (!oldest || std::get<3>(key) < *oldest) oldest = std::get<3>(key);
+    return oldest;
+}
+
 bool FindingFold::take_changed() {
     const bool c = changed_;
     changed_ = false;

@@ -44,6 +44,8 @@ public:
     void emit_waiting(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration max_wait,
                       std::vector<AnomalyRecord>& out);
     bool empty() const { return groups_.empty(); }
+    // The earliest step a waiting group is of; nullopt when none waits.
+    std::optional<std::int64_t> oldest_step() const;
     // When emit_waiting() will next emit a group on its own; nullopt when none waits.
     std::optional<std::chrono::steady_clock::time_point> next_due(std::chrono::steady_clock::duration max_wait) const;
     // True once after the waiting groups changed: save encode() then.

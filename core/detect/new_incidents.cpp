@@ -36,12 +36,13 @@ std::optional<NewIncidents::Clock::time_point> NewIncidents::next_due() const {
     std::optional<Clock::time_point> first;
     for (const auto& [_, seen] : pending_)
         if (!first || seen < *first) first = seen;
-    if (first) *first += settle_;
+    if (first) *first = std::max(*first + settle_, retry_at_);
     return first;
 }
 
 std::vector<std::size_t> NewIncidents::take(const std::vector<AnomalyRecord>& anomalies,
-                                            const std::vector<Incident>& incidents, Clock::time_point now) {
+                                            const std::vector<Incident>& incidents, Clock::time_point now,
+                                            const ReadProgress* progress) {
     std::vector<std::size_t> fresh;
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < incidents.size(); ++i) {
@@ -60,7 +61,13 @@ std::vector<std::size_t> NewIncidents::take(const std::vector<AnomalyRecord>& an
             Clock::time_point first = now;
             for (const auto& k : keys)
                 if (const auto it = pending_.find(k); it != pending_.end()) first = std::min(first, it->second);
-            if (now - first < settle_) {
+            bool settled = now - first >= settle_;
+            if (settled && progress && now - first < kMaxSettle)  // what could come before the origin is in
+                settled = progress->quiet_at >= first + settle_ &&
+                          (!progress->held_from_step || *progress->held_from_step > inc.first_step) &&
+                          progress->all_ranks_at >= inc.first_step;
+            if (!settled && now - first >= settle_) retry_at_ = now + kProgressRetry;  // reading is not there yet
+            if (!settled) {
                 for (const auto& k : keys) pending_.try_emplace(k, first);
                 continue;
             }

@@ -6,11 +6,16 @@
 // While following a job an incident is announced only once it has settled: its first sight is often a symptom
 // (the log's global-norm line at the step end arrives before the CSV rows of the tensor where a NaN began), and
 // the message should name where it began. So a new incident waits `settle` from its first sight, then is
-// announced as it stands (its origin regrouped with everything that arrived meanwhile).
+// announced as it stands (its origin regrouped with everything that arrived meanwhile). Given where reading stands
+// (ReadProgress), it also waits until what could still come before its origin is in: ingest read everything written
+// by the end of the settle, holds no finding of the incident's step or earlier, and every rank reached that step
+// (a rank writing seconds behind the others would otherwise leave the others' symptoms as the origin). At most
+// kMaxSettle: a rank that never gets there does not silence the incident.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -21,6 +26,15 @@
 
 namespace msmon {
 
+inline constexpr std::chrono::seconds kMaxSettle{30};
+
+// Where reading stands, for whether an incident's origin can still move to something earlier.
+struct ReadProgress {
+    std::chrono::steady_clock::time_point quiet_at{};  // every change made before it was read and committed
+    std::optional<std::int64_t> held_from_step;        // the earliest step of a finding held for its rank's next step
+    std::int64_t all_ranks_at = INT64_MAX;             // the slowest rank's newest step
+};
+
 class NewIncidents {
 public:
     using Clock = std::chrono::steady_clock;
@@ -29,8 +43,9 @@ public:
     void prime(const std::vector<AnomalyRecord>& anomalies);
     // The incidents (indices into `incidents`) that are new and have settled by `now`, most severe first; their key
     // anomalies count as announced from now on.
+    // `progress`: where reading stands (following a job); null: the settle time alone.
     std::vector<std::size_t> take(const std::vector<AnomalyRecord>& anomalies, const std::vector<Incident>& incidents,
-                                  Clock::time_point now = Clock::now());
+                                  Clock::time_point now = Clock::now(), const ReadProgress* progress = nullptr);
     std::size_t announced() const { return seen_.size(); }
     // New incidents wait to settle: call take() again after a while even if nothing else changed.
     bool pending() const { return !pending_.empty(); }
@@ -41,6 +56,9 @@ private:
     Clock::duration settle_;
     std::unordered_set<std::string> seen_;                        // identity() of every key anomaly announced
     std::unordered_map<std::string, Clock::time_point> pending_;  // key anomalies of new incidents: first seen
+    // Settled in time but waiting for reading (ReadProgress): looked at again then.
+    static constexpr std::chrono::milliseconds kProgressRetry{500};
+    Clock::time_point retry_at_{};
 };
 
 // What identifies one stored anomaly across regroupings: where it is and which rule fired.

@@ -14,6 +14,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -100,6 +101,8 @@ struct IngestEngine::Impl {
     IngestOptions options;
     std::atomic<bool> stopping{false};
     std::atomic<bool> caught_up{false};
+    mutable std::mutex progress_mu;
+    std::optional<ReadProgress> progress;  // at the latest quiet point (following, caught up)
     std::atomic<ChangeWatcher*> watcher_ptr{nullptr};
     std::unique_ptr<ChangeWatcher> watcher;
     std::vector<std::unique_ptr<ChangeWatcher>> retired;
@@ -798,9 +801,13 @@ struct IngestEngine::Impl {
                 caught_up.store(true);
                 if (owner.on_caught_up) owner.on_caught_up();
             }
-            if (owner.on_quiet && options.follow && caught_up.load() && dirty.empty()) {
+            if (options.follow && caught_up.load() && dirty.empty()) {
                 committer->wait_committed();
-                owner.on_quiet(watcher->seen_until(), detectors->next_due());
+                {  // an incident is announced once its origin can no longer move (NewIncidents)
+                    std::lock_guard lock(progress_mu);
+                    progress = detectors->read_progress(watcher->seen_until());
+                }
+                if (owner.on_quiet) owner.on_quiet(watcher->seen_until(), detectors->next_due());
             }
             changes.clear();
             bool rescan = false;
@@ -832,6 +839,11 @@ void IngestEngine::stop() {
 
 bool IngestEngine::caught_up() const {
     return impl_->caught_up.load();
+}
+
+std::optional<ReadProgress> IngestEngine::read_progress() const {
+    std::lock_guard lock(impl_->progress_mu);
+    return impl_->progress;
 }
 
 const char* IngestEngine::watch_mode() const {

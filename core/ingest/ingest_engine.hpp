@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/detect/detector_options.hpp"
+#include "core/detect/new_incidents.hpp"
 #include "core/ingest/ingest_store.hpp"
 
 namespace msmon {
@@ -76,6 +77,8 @@ public:
     const char* watch_mode() const;
     // on_caught_up has been called (any thread).
     bool caught_up() const;
+    // Where reading stood at the latest quiet point while following (any thread); nullopt before the first.
+    std::optional<ReadProgress> read_progress() const;
     // Distinct ranks read so far (any thread).
     std::size_t rank_count() const;
 

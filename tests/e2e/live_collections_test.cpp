@@ -5,6 +5,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/run_replay.hpp"
@@ -93,6 +94,98 @@ TEST_F(LiveCollections, a_rank_that_stops_while_the_others_go_on_after_a_pause_i
     ASSERT_EQ(found.size(), 1u) << found[1].dump();
     EXPECT_EQ(found[0]["rank"], 1) << found[0].dump();
     EXPECT_EQ(found[0]["step"], 42) << found[0].dump();
+}
+
+}  // namespace
+}  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+// The real NaN run (rank 3's layers.0.fc2 output at step 11, every rank's reduced gradients after it) replayed live
+// with rank 3 writing 4 s after the others, longer than an incident's 3 s settle: the others' reduced gradients
+// show the NaN first. The --on-incident command still names where it began, as a one-shot ingest of the same
+// files does: the announcement waits for every rank to reach the step.
+TEST(LiveOrigins, a_nan_on_a_rank_writing_4_s_behind_the_others_is_announced_where_it_began) {
+    if (shared_dir().empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no real msprobe run to replay");
+    TempDir tmp;
+    const std::string source = shared_dir() + "/fixtures/msprobe-faults/nan/monitor_output";
+    std::filesystem::create_directories(tmp / "job/monitor_output");
+    Background follow({program("msmon"), "ingest", tmp / "job", "--follow", "--db", tmp / "s.db", "--on-incident",
+                       "cat >> '" + (tmp / "runs.jsonl") + "'; echo >> '" + (tmp / "runs.jsonl") + "'"},
+                      tmp.path(), isolated_env(tmp));
+    ReplayPlan plan;
+    plan.collections = {{0, 20}};
+    plan.step_time = milliseconds(250);
+    plan.lag[3] = milliseconds(4000);
+    replay_msprobe_run(source, tmp / "job/monitor_output", plan);
+    std::vector<nlohmann::json> runs;
+    ASSERT_GE(wait_until(
+                  [&] {
+                      runs.clear();
+                      std::istringstream in(read_file(tmp / "runs.jsonl"));
+                      for (std::string line; std::getline(in, line);)
+                          if (!line.empty()) runs.push_back(nlohmann::json::parse(line));
+                      return !runs.empty();
+                  },
+                  milliseconds(30000))
+                  .count(),
+              0)
+        << "no incident was announced; " << follow.err();
+    ASSERT_EQ(runs.size(), 1u) << runs.back().dump();
+    EXPECT_EQ(runs[0]["step"], 11) << runs[0].dump();
+    EXPECT_EQ(runs[0]["rank"], 3) << runs[0].dump();
+    EXPECT_EQ(runs[0]["kind"], "actv") << runs[0].dump();
+    EXPECT_EQ(runs[0]["module"], "module.layers.0.fc2.output") << runs[0].dump();
+    follow.signal(SIGTERM);
+    EXPECT_EQ(follow.wait(milliseconds(10000)), 0) << follow.err();
+}
+
+// The simulator's job with MindFormers logs and two planted events (a spike at step 20; a NaN in rank 3's
+// layers.0 MLP output at step 35), read logs first then the msprobe CSVs, and CSVs first then logs: the same
+// anomalies and incidents, each origin where it began, as one read of the whole job.
+TEST(LiveOrigins, logs_first_or_csvs_first_give_the_same_incidents_as_one_read) {
+    TempDir tmp;
+    const auto sim = run({program("msmon"), "simulate", tmp / "full", "--ranks", "4", "--steps", "50", "--params", "6",
+                          "--xy", "--logs", "--faults", "spike@20,nan@35:r3:mlayers.0.mlp.linear_fc2"},
+                         isolated_env(tmp));
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    const auto ingest = [&](const std::string& job, const std::string& db) {
+        const auto r = run({program("msmon"), "ingest", job, "--db", db}, isolated_env(tmp));
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+    };
+    const auto listed = [&](const std::string& db, bool incidents) {
+        std::vector<std::string> argv = {program("msmon"), "anomalies", "--db", db, "--format", "json"};
+        if (incidents) argv.push_back("--incidents");
+        const auto r = run(argv);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.out;
+    };
+    const auto copy = [&](const std::string& what, const std::string& job) {
+        std::filesystem::create_directories(tmp / job);
+        std::filesystem::copy(tmp / ("full/" + what), tmp / (job + "/" + what),
+                              std::filesystem::copy_options::recursive);
+    };
+    ingest(tmp / "full", tmp / "whole.db");
+    copy("output", "logs_first");
+    ingest(tmp / "logs_first", tmp / "a.db");
+    copy("monitor_output", "logs_first");
+    ingest(tmp / "logs_first", tmp / "a.db");
+    copy("monitor_output", "csvs_first");
+    ingest(tmp / "csvs_first", tmp / "b.db");
+    copy("output", "csvs_first");
+    ingest(tmp / "csvs_first", tmp / "b.db");
+    const auto whole = nlohmann::json::parse(listed(tmp / "whole.db", true));
+    ASSERT_EQ(whole.size(), 2u) << whole.dump();
+    EXPECT_EQ(whole[0]["kind"], "actv") << whole.dump();
+    EXPECT_EQ(whole[0]["step"], 35) << whole.dump();
+    EXPECT_EQ(whole[0]["rank"], 3) << whole.dump();
+    EXPECT_EQ(whole[1]["step"], 20) << whole.dump();
+    EXPECT_EQ(whole[1]["kind"], "actv_grad") << whole.dump();
+    for (const char* db : {"a.db", "b.db"}) {
+        EXPECT_EQ(nlohmann::json::parse(listed(tmp / db, true)), whole) << db;
+        EXPECT_EQ(listed(tmp / db, false), listed(tmp / "whole.db", false)) << db;
+    }
 }
 
 }  // namespace

@@ -79,6 +79,42 @@ TEST(NewIncidents, a_new_incident_is_announced_once_settled_as_it_stands_then) {
     EXPECT_TRUE(news.take(all, incidents, t0 + std::chrono::seconds(10)).empty()) << "once";
 }
 
+// Where reading stands holds a settled incident back while something before its origin may still come: ingest not
+// yet quiet since the settle ended, a finding of its step held for its rank's next step, a rank not yet at its step.
+// kMaxSettle after its first sight it is announced as it stands.
+TEST(NewIncidents, a_settled_incident_waits_for_reading_to_reach_its_step_and_at_most_kmaxsettle) {
+    using Clock = NewIncidents::Clock;
+    using std::chrono::seconds;
+    NewIncidents news(seconds(3));
+    const Clock::time_point t0 = Clock::now();
+    std::vector<AnomalyRecord> all = {anomaly("NonFinite", 0, 11, 100)};  // rank 0's reduced gradient: a symptom
+    ReadProgress p;
+    p.quiet_at = t0 + seconds(4);
+    p.all_ranks_at = 10;  // rank 3 writes behind
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0, &p).empty());
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0 + seconds(4), &p).empty()) << "a rank is not at step 11";
+    EXPECT_GE(*news.next_due(), t0 + seconds(4)) << "looked at again later, not at once";
+    p.all_ranks_at = 11;
+    p.held_from_step = 11;  // rank 3's activations of step 11 wait for its step 12
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0 + seconds(5), &p).empty()) << "a finding of step 11 is held";
+    p.held_from_step = 12;
+    p.quiet_at = t0 + seconds(2);
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0 + seconds(5), &p).empty()) << "not quiet since the settle";
+    all.push_back(anomaly("NonFinite", 3, 11, 100));
+    all.back().kind = "actv";
+    p.quiet_at = t0 + seconds(5);
+    const auto incidents = group_incidents(all);
+    const auto fresh = news.take(all, incidents, t0 + seconds(5), &p);
+    ASSERT_EQ(fresh.size(), 1u);
+    EXPECT_EQ(all[incidents[fresh[0]].origin].rank, 3) << "named where it began";
+    // Another incident whose step a rank never reaches: announced kMaxSettle after its first sight.
+    all.push_back(anomaly("Jump", 1, 400, 80));
+    p.all_ranks_at = 300;
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0 + seconds(10), &p).empty());
+    EXPECT_TRUE(news.take(all, group_incidents(all), t0 + seconds(39), &p).empty());
+    EXPECT_EQ(news.take(all, group_incidents(all), t0 + seconds(10) + kMaxSettle, &p).size(), 1u);
+}
+
 TEST(NewIncidents, json_is_ascii_and_keeps_hostile_names_and_non_finite_values_exact) {
     const std::string hostile = "layers.0.$(touch x);`y`\x1b]0;t\x07\xe4\xb8\xad\xff.weight";
     AnomalyRecord a = anomaly("NonFinite", 3, 11, 100, hostile.c_str());
