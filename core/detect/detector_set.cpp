@@ -127,15 +127,7 @@ ReadProgress DetectorSet::read_progress(Clock::time_point quiet_at) const {
     ReadProgress p;
     p.quiet_at = quiet_at;
     p.held_from_step = fold_.oldest_step();
-    std::map<int, std::int64_t> newest;  // each rank's newest step of any tensor
-    for (const auto& [id, st] : states_) {
-        const TensorInfo* t = keys_.tensor(id);
-        const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
-        if (!run) continue;
-        auto [it, added] = newest.try_emplace(run->rank, st.last_step);
-        if (!added) it->second = std::max(it->second, st.last_step);
-    }
-    for (const auto& [rank, step] : newest) p.all_ranks_at = std::min(p.all_ranks_at, step);
+    for (const auto& [rank, step] : newest_by_rank_) p.all_ranks_at = std::min(p.all_ranks_at, step);
     return p;
 }
 
@@ -399,7 +391,14 @@ void DetectorSet::observe(RecordBatch& batch) {
     batch_pace_.clear();
     std::sort(touched_.begin(), touched_.end());
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-    for (auto id : touched_) batch.detector_states.push_back({id, states_[id].last_step, encode(states_[id])});
+    for (auto id : touched_) {
+        batch.detector_states.push_back({id, states_[id].last_step, encode(states_[id])});
+        const TensorInfo* t = keys_.tensor(id);
+        if (const RunInfo* run = t ? keys_.run(t->run_id) : nullptr) {
+            auto [it, added] = newest_by_rank_.try_emplace(run->rank, states_[id].last_step);
+            if (!added) it->second = std::max(it->second, states_[id].last_step);
+        }
+    }
     touched_.clear();
     if (!fold_.empty()) {  // findings of a (rank, kind, step) are complete once the rank's kind moved on
         std::map<std::pair<int, std::string>, std::int64_t> latest;

@@ -78,6 +78,7 @@ private:
     std::optional<MsprobeAlertRules> rules_;
     std::string error_;
     std::unordered_map<std::int64_t, TensorState> states_;
+    std::unordered_map<int, std::int64_t> newest_by_rank_;  // each rank's newest step judged, of any tensor
     std::unordered_map<std::int32_t, CheckSlots> slots_;
     FindingFold fold_;
     std::vector<std::int64_t> touched_;  // tensors whose state changed in this batch (rows come sorted by tensor)
