@@ -37,28 +37,37 @@ TEST(TuiLiveViews, the_overview_default_follows_the_data_and_matches_a_run_opene
     plan.collections = {{0, 9}};
     plan.keep = [](const std::string& file, std::int64_t) { return file.rfind("actv", 0) == 0; };
     replay_msprobe_run(source, output, plan);
-    const std::string default_actv = "kind actv  op norm (L2 over tensors)  default";
-    ASSERT_FALSE(t.wait_for(default_actv, TmuxSession::settle_limit()).empty()) << t.capture();
+    const std::string default_actv = "history: L2 of the tensors' norms (the default)";
+    std::string screen = t.screen_when(
+        [&](const std::string& s) {
+            return s.find("kind actv  op norm") != std::string::npos && s.find(default_actv) != std::string::npos;
+        },
+        TmuxSession::settle_limit());
+    ASSERT_NE(screen.find("kind actv  op norm"), std::string::npos) << screen;
+    ASSERT_NE(screen.find(default_actv), std::string::npos) << screen;
     plan.collections = {{10, 29}};
     plan.keep = nullptr;
     replay_msprobe_run(source, output, plan);
-    const std::string default_grad = "kind grad_reduced  op norm (L2 over tensors)  default";
-    std::string screen = t.screen_when(
+    const std::string default_grad = "kind grad_reduced  op norm";
+    screen = t.screen_when(
         [&](const std::string& s) {
             return s.find(default_grad) != std::string::npos && s.find("steps 0-29") != std::string::npos;
         },
         TmuxSession::settle_limit());
     ASSERT_NE(screen.find(default_grad), std::string::npos) << screen;
+    EXPECT_NE(screen.find("history: L2 of the tensors' norms (the default)"), std::string::npos) << screen;
     // The same job opened afterwards.
     TmuxSession later(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "b.db"), 140, 30, tmux_env(tmp));
     const std::string again = later.wait_for("steps 0-29", TmuxSession::settle_limit());
     EXPECT_EQ(line_with(again, "kind "), line_with(screen, "kind ")) << again << screen;
+    EXPECT_EQ(line_with(again, "history"), line_with(screen, "history")) << again << screen;
     later.send_keys("q", true);
     // Picked: o (the next op) stays, and the title no longer says default.
     t.send_keys("o", true);
     screen = t.settled();
-    EXPECT_NE(screen.find("kind grad_reduced  op mean (mean over tensors)"), std::string::npos) << screen;
-    EXPECT_EQ(screen.find("  default"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("kind grad_reduced  op mean"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("history: averaged over tensors"), std::string::npos) << screen;
+    EXPECT_EQ(screen.find("(the default)"), std::string::npos) << screen;
     t.send_keys("q", true);
 }
 

@@ -35,7 +35,11 @@ TEST_F(TuiRestart, the_chart_shows_two_segments_and_health_lists_the_restart) {
     ASSERT_TRUE(t.settle()) << t.last_wait_error() << "\n" << t.capture();
     ASSERT_NE(lines_of(t.capture()).back().find("steps 0-60"), std::string::npos) << t.capture();
 
-    // Chart: grad_reduced norm of rank 0; the title says what was trained again.
+    // Chart: grad_reduced norm of rank 0 (the Overview's default is MindFormers' global norm: picked by name); the
+    // title says what was trained again.
+    t.send_keys(":", true);
+    t.send_keys("kind grad_reduced", true);
+    t.send_keys("Enter");
     t.send_keys("2", true);
     std::string screen =
         t.screen_when([](const std::string& s) { return s.find("restart: 41-45 trained again") != std::string::npos; },

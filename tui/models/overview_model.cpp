@@ -29,10 +29,10 @@ SeriesSelection default_selection(const StoreCatalog& catalog) {
 
 std::string across_tensors(const std::string& op) {
     if (op == "value") return "";
-    if (op == "norm") return "L2 over tensors";
+    if (op == "norm") return "L2 of the tensors' norms";
     if (op == "max" || op == "min") return op + " over tensors";
-    if (op == "nans") return "sum over tensors";
-    return "mean over tensors";
+    if (op == "nans") return "summed over tensors";
+    return "averaged over tensors";
 }
 
 OverviewModel collect_overview(Reader& reader, const SeriesSelection& selection, std::int64_t window_steps,

@@ -39,7 +39,7 @@ struct OverviewModel {
 // followed from its first step opens as one opened afterwards once the same data is in.
 SeriesSelection default_selection(const StoreCatalog& catalog);
 // How one rank's value combines the statistic over the kind's tensors (Reader::rank_series), for the title:
-// "L2 over tensors" for a norm; empty for a single-valued log kind ("value").
+// "L2 of the tensors' norms" for a norm; empty for a single-valued log kind ("value").
 std::string across_tensors(const std::string& op);
 
 // Reads the model. `window_steps` bounds how far back (0: all steps); `marks`: (rank, step) pairs to mark

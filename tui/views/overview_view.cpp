@@ -208,9 +208,6 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     const Style dim{Color::dim, Color::none, kPlain};
     const auto& sel = model_.selection;
     std::string title = "kind " + (sel.kind.empty() ? std::string("-") : sel.kind) + "  op " + sel.op;
-    if (const std::string across = across_tensors(sel.op); !sel.kind.empty() && !across.empty())
-        title += " (" + across + ")";
-    if (showing_default_ && !sel.kind.empty()) title += "  default";
     if (sel.name_regex) title += "  filter /" + *sel.name_regex + "/";
     title += std::string("  sort ") + (sort_ == Sort::rank       ? "rank"
                                        : sort_ == Sort::latest   ? "latest"
@@ -248,7 +245,12 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     const auto pad_left = [](std::string s, int w) {
         return s.size() < static_cast<std::size_t>(w) ? std::string(w - s.size(), ' ') + s : s;
     };
-    const std::string hdr = pad_right("rank", label_w) + pad_right("history", spark_w) + " " +
+    // How a rank's value combines the kind's tensors, and whether the statistic is the default (overview_model.hpp).
+    std::string history = "history";
+    if (const std::string across = across_tensors(sel.op); !across.empty()) history += ": " + across;
+    if (showing_default_) history += " (the default)";
+    if (static_cast<int>(history.size()) >= spark_w) history = "history";
+    const std::string hdr = pad_right("rank", label_w) + pad_right(history, spark_w) + " " +
                             pad_left("latest", value_w) + " " + pad_left("min", value_w) + " " +
                             pad_left("max", value_w);
     buf.text(x, y + 1, hdr, dim, width);
