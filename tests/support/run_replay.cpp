@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -46,11 +47,18 @@ void replay_msprobe_run(const std::string& source_output, const std::string& tar
         }
         folders.push_back(std::move(f));
     }
-    // The writes in time order: (when, rank folder, step).
+    // In time order: each rank's step ends (msprobe decides whether it collects the step and polls its config) at
+    // the step's time, the same for every rank as training's collectives keep them; a lagging rank's files land
+    // later (its disk is slow).
     using Clock = std::chrono::steady_clock;
-    std::vector<std::tuple<Clock::time_point, std::size_t, std::int64_t>> writes;
-    const auto start = Clock::now() + std::chrono::milliseconds(100);
-    auto t = start;
+    struct Event {
+        Clock::time_point when;
+        bool write;  // else the step's end
+        std::size_t folder;
+        std::int64_t step;
+    };
+    std::vector<Event> events;
+    auto t = Clock::now() + std::chrono::milliseconds(100);
     for (const Collection& c : plan.collections) {
         t += c.pause_before;
         for (std::int64_t step = c.first; step <= c.last; ++step) {
@@ -59,23 +67,31 @@ void replay_msprobe_run(const std::string& source_output, const std::string& tar
                 if (stop != plan.last_step.end() && step > stop->second) continue;
                 if (!folders[i].steps.count(step)) continue;
                 const auto lag = plan.lag.find(folders[i].rank);
-                writes.emplace_back(t + (lag == plan.lag.end() ? std::chrono::milliseconds(0) : lag->second), i, step);
+                events.push_back({t, false, i, step});
+                events.push_back(
+                    {t + (lag == plan.lag.end() ? std::chrono::milliseconds(0) : lag->second), true, i, step});
             }
             t += plan.step_time;
         }
     }
-    std::stable_sort(writes.begin(), writes.end(),
-                     [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+        return std::tie(a.when, a.write) < std::tie(b.when, b.write);
+    });
     std::vector<std::optional<MonitorConfigFollower>> followers(folders.size());
     if (!plan.dynamic_config.empty())
         for (auto& f : followers) f.emplace(plan.dynamic_config, true);
-    for (const auto& [when, i, step] : writes) {
-        std::this_thread::sleep_until(when);
-        if (!followers[i] || followers[i]->collects(step))
-            for (const fs::path& file : folders[i].steps.at(step))
-                if (!plan.keep || plan.keep(file.filename().string(), step))
-                    write_file((folders[i].target / file.filename()).string(), read_file(file.string()));
-        if (followers[i]) followers[i]->finish_step(step);
+    std::set<std::pair<std::size_t, std::int64_t>> collected;
+    for (const Event& e : events) {
+        std::this_thread::sleep_until(e.when);
+        if (!e.write) {
+            if (!followers[e.folder] || followers[e.folder]->collects(e.step)) collected.insert({e.folder, e.step});
+            if (followers[e.folder]) followers[e.folder]->finish_step(e.step);
+            continue;
+        }
+        if (!collected.count({e.folder, e.step})) continue;
+        for (const fs::path& file : folders[e.folder].steps.at(e.step))
+            if (!plan.keep || plan.keep(file.filename().string(), e.step))
+                write_file((folders[e.folder].target / file.filename()).string(), read_file(file.string()));
     }
 }
 

@@ -53,7 +53,7 @@ TEST(TuiCollections, a_collection_stopped_early_and_one_started_from_a_shell_are
     write_file(cfg, config.dump(2));
     const std::string output = tmp / "job/monitor_output";
     std::filesystem::create_directories(output);
-    // The job: the real run's 50 steps, 600 ms each, rank 2 writing 100 ms after the others; dynamic mode.
+    // The job: the real run's 50 steps, 600 ms each, rank 2's files landing 100 ms after the others'; dynamic mode.
     ReplayPlan plan;
     plan.collections = {{0, 49}};
     plan.step_time = milliseconds(600);

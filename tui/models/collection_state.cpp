@@ -23,9 +23,10 @@ CollectionState describe_collection(const std::vector<std::int64_t>& steps_desc,
     // Steps of one collection are step_interval apart (msprobe's default 1); a wider gap is a pause between two.
     const std::int64_t interval = config.is_object() ? int_field(config, "step_interval", 1, 1) : 1;
     s.of = config.is_object() ? int_field(config, "collect_times", -1, 0) : -1;
-    // The latest run: newest step back while the gap is step_interval, and (after our save) only newer steps.
+    // The latest run: newest step back while the gap is step_interval; while collecting, only steps after the
+    // collection began (steps_at_save).
     std::size_t n = 0;
-    while (n < steps_desc.size() && (!steps_at_save || steps_desc[n] > *steps_at_save) &&
+    while (n < steps_desc.size() && (!on || !steps_at_save || steps_desc[n] > *steps_at_save) &&
            (n == 0 || steps_desc[n - 1] - steps_desc[n] == interval))
         ++n;
     if (n > 0) {

@@ -19,7 +19,8 @@ struct CollectionState {
 };
 
 // `steps_desc`: the latest collected steps, newest first (Reader::collected_steps). `steps_at_save`: the newest
-// collected step when this editor last saved dynamic_on true (steps after it belong to the new collection).
+// collected step when a collection last began (this editor saved dynamic_on true, or the view saw the trainer's
+// write-back end the one before): while dynamic_on is true, only steps after it belong to the collection.
 // `write_back_at`: when the trainer turned dynamic_on false on disk ("14:02:11"), if it did since the editor
 // read the file. A collection's steps are the config's step_interval apart (1 when it has none): a wider gap
 // ends it.

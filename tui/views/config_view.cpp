@@ -155,6 +155,15 @@ void ConfigView::collect(Reader& reader) {
     if (!editor_) return;
     editor_->poll();
     steps_ = reader.collected_steps(4096);
+    // A write-back the trainer made (a collection finished, ours or one started from a shell): the steps collected
+    // so far are done; a collection started after it counts only newer steps, from before its first step is in.
+    if (editor_->saw_write_back()) {
+        const timespec t = editor_->write_back_time();
+        if (t.tv_sec != write_back_seen_.tv_sec || t.tv_nsec != write_back_seen_.tv_nsec) {
+            write_back_seen_ = t;
+            if (!steps_.empty()) steps_at_save_ = steps_.front();
+        }
+    }
     // The slowest rank's latest step time: a save over a running collection watches that long (SaveTiming::step_ms).
     step_ms_ = 0;
     for (const auto& rs : reader.rank_series({"per_step_time", "value", std::nullopt, 1, {}}))

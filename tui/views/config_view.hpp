@@ -3,6 +3,7 @@
 // the data, and both versions shown when the file changes under unsaved edits.
 #pragma once
 
+#include <ctime>
 #include <memory>
 
 #include "core/config/config_editor.hpp"
@@ -41,7 +42,8 @@ private:
     std::size_t selected_ = 0, top_ = 0;
     std::vector<std::int64_t> steps_;
     std::optional<std::int64_t> steps_at_save_;
-    int step_ms_ = 0;  // the job's step time from MindFormers' logs (per_step_time), 0 if unknown
+    timespec write_back_seen_{};  // the trainer's latest write-back this view has taken into steps_at_save_
+    int step_ms_ = 0;             // the job's step time from MindFormers' logs (per_step_time), 0 if unknown
     CollectionState state_;
 };
 
