@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -19,30 +18,60 @@ namespace fs = std::filesystem;
 // A replay may go on where an earlier one stopped: what msprobe writes once is there already.
 constexpr auto kOnceMore = fs::copy_options::recursive | fs::copy_options::overwrite_existing;
 
+namespace {
+
+// Digits only, as a number; nullopt otherwise. (No std::regex here: a replay runs beside a test's own regexes, and
+// libstdc++'s shared ctype cache reads as a data race to ThreadSanitizer.)
+std::optional<std::int64_t> number_of(const std::string& text) {
+    if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    return std::stoll(text);
+}
+
+// <Mon><DD>_<HH>-<MM>-<SS>-rank<N>-<hex>: N.
+std::optional<std::int64_t> rank_of_folder(const std::string& name) {
+    const auto at = name.rfind("-rank");
+    const auto dash = at == std::string::npos ? std::string::npos : name.find('-', at + 5);
+    if (dash == std::string::npos || dash + 1 >= name.size() ||
+        name.find_first_not_of("0123456789abcdef", dash + 1) != std::string::npos)
+        return std::nullopt;
+    return number_of(name.substr(at + 5, dash - at - 5));
+}
+
+// <kind>_<step>-<step>.csv (one step a file): the step.
+std::optional<std::int64_t> step_of_file(const std::string& name) {
+    const auto under = name.rfind('_');
+    if (under == std::string::npos || name.size() < 4 || name.compare(name.size() - 4, 4, ".csv") != 0)
+        return std::nullopt;
+    const std::string range = name.substr(under + 1, name.size() - 4 - under - 1);
+    const auto dash = range.find('-');
+    if (dash == std::string::npos) return std::nullopt;
+    const auto first = number_of(range.substr(0, dash)), last = number_of(range.substr(dash + 1));
+    return first && last && *first == *last ? first : std::nullopt;
+}
+
+}  // namespace
+
 void replay_msprobe_run(const std::string& source_output, const std::string& target_output, const ReplayPlan& plan) {
-    // Each rank folder's per-step CSVs (<kind>_<step>-<step>.csv) by step; everything else is copied at once.
-    const std::regex per_step(R"(.+_(\d+)-(\d+)\.csv)");
+    // Each rank folder's per-step CSVs by step; everything else is copied at once.
     struct RankFolder {
         int rank = -1;
         fs::path target;
         std::map<std::int64_t, std::vector<fs::path>> steps;
     };
     std::vector<RankFolder> folders;
-    const std::regex rank_name(R"(.*-rank(\d+)-[0-9a-f]+)");
     for (const auto& entry : fs::directory_iterator(source_output)) {
         const std::string name = entry.path().filename().string();
-        std::smatch m;
-        if (!entry.is_directory() || !std::regex_match(name, m, rank_name)) {
+        const auto rank = entry.is_directory() ? rank_of_folder(name) : std::nullopt;
+        if (!rank) {
             fs::copy(entry.path(), fs::path(target_output) / name, kOnceMore);
             continue;
         }
-        RankFolder f{std::stoi(m[1]), fs::path(target_output) / name, {}};
+        RankFolder f{static_cast<int>(*rank), fs::path(target_output) / name, {}};
         fs::create_directories(f.target);
         for (const auto& file : fs::directory_iterator(entry.path())) {
             const std::string file_name = file.path().filename().string();
-            std::smatch s;
-            if (std::regex_match(file_name, s, per_step) && s[1] == s[2])
-                f.steps[std::stoll(s[1])].push_back(file.path());
+            if (const auto step = step_of_file(file_name)) f.steps[*step].push_back(file.path());
             else fs::copy(file.path(), f.target / file_name, kOnceMore);
         }
         folders.push_back(std::move(f));
