@@ -18,6 +18,7 @@ int run_config_command(int argc, char** argv);
 int run_export_command(int argc, char** argv);
 int run_settings_command(int argc, char** argv);
 int run_docs_command(int argc, char** argv);
+int run_judge_command(int argc, char** argv);
 
 // Each command's argument table (what parses its arguments, prints its --help and writes its man page section).
 const CommandSpec& anomalies_command_spec();
@@ -25,6 +26,7 @@ const CommandSpec& config_command_spec();
 const CommandSpec& export_command_spec();
 const CommandSpec& health_command_spec();
 const CommandSpec& ingest_command_spec();
+const CommandSpec& judge_command_spec();
 const CommandSpec& query_command_spec();
 const CommandSpec& settings_command_spec();
 const CommandSpec& simulate_command_spec();

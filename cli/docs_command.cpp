@@ -46,9 +46,9 @@ int run_docs_command(int argc, char** argv) {
         "(per-rank CSV statistics of gradients, activations, optimizer state and weights, anomaly dumps, loss and "
         "global-norm log lines, checkpoint health) into an SQLite store, finds anomalies, and answers queries. "
         "msmon-tui(1) shows the same live in a terminal.";
-    d.commands = {&ingest_command_spec(),   &query_command_spec(),    &anomalies_command_spec(),
-                  &health_command_spec(),   &config_command_spec(),   &export_command_spec(),
-                  &simulate_command_spec(), &settings_command_spec(), &docs_command_spec()};
+    d.commands = {&ingest_command_spec(), &query_command_spec(),  &anomalies_command_spec(), &health_command_spec(),
+                  &config_command_spec(), &export_command_spec(), &simulate_command_spec(),  &settings_command_spec(),
+                  &judge_command_spec(),  &docs_command_spec()};
     d.version = build_info().version;
     d.date = build_info().date;
     if (!write_program_docs(d, args->positional[0], error)) {

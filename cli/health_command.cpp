@@ -3,12 +3,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/store_target.hpp"
 #include "core/args/arg_parser.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
+#include "core/text/rank_ranges.hpp"
 #include "store/check_coverage.hpp"
 
 namespace msmon {
@@ -119,6 +121,56 @@ void print_checks(const CheckCoverage& c) {
     for (const auto& line : c.cannot_run) std::printf("  %s\n", line.c_str());
 }
 
+// Over the whole job: which node holds which replicas, and where each check runs.
+void print_placement(const JobPlacement& p, const CheckCoverage& c) {
+    std::map<int, std::string> node_of(p.rank_nodes.begin(), p.rank_nodes.end());
+    std::set<std::string> nodes;
+    for (const auto& [_, node] : p.rank_nodes) nodes.insert(node);
+    std::printf("where the checks run (%zu ranks on %zu nodes):\n", p.rank_nodes.size(), nodes.size());
+    std::printf(
+        "  each node's agent, over its own ranks: non-finite values and jumps in every series, a weight "
+        "altered between steps, dead layers, msprobe's alert rules\n");
+    if (p.judged_steps > 0)
+        std::printf(
+            "  the job-level judge (msmon judge), over every rank: replicas, cross-rank outliers, the "
+            "optimizer's step, stalled ranks; judged through step %lld (%lld steps; last by %s at %s)\n",
+            static_cast<long long>(p.judged_through), static_cast<long long>(p.judged_steps),
+            escape_for_display(p.last_judge, 100).c_str(), escape_for_display(p.last_judged, 40).c_str());
+    else
+        std::printf(
+            "  no job-level judge has judged this job: replicas, cross-rank outliers, the optimizer's step and "
+            "stalls are judged by each agent over its own node's ranks only (start msmon judge --store URL "
+            "--job ID; docs/cluster.md)\n");
+    if (c.example_groups.empty()) return;
+    std::size_t spanning = 0;
+    bool two_on_a_node = false;  // some node holds two replicas of a group: its agent compares those
+    for (const auto& g : c.example_groups) {
+        std::set<std::string> on;
+        for (int r : g) on.insert(node_of.count(r) ? node_of[r] : "?");
+        spanning += on.size() > 1;
+        two_on_a_node |= on.size() < g.size();
+    }
+    std::printf("  replica groups across nodes (as %s has them): %zu group%s, %zu of them across nodes%s\n",
+                escape_for_display(c.example_tensor, 200).c_str(), c.example_groups.size(),
+                c.example_groups.size() == 1 ? "" : "s", spanning,
+                !spanning            ? ""
+                : !two_on_a_node     ? "; no node holds two replicas of one: only the judge compares them"
+                : p.judged_steps > 0 ? ""
+                                     : ": no agent sees all of their replicas");
+    std::size_t shown = 0;
+    for (const auto& g : c.example_groups) {
+        if (++shown > 8) {
+            std::printf("    ... and %zu more\n", c.example_groups.size() - 8);
+            break;
+        }
+        std::set<std::string> on;
+        for (int r : g) on.insert(node_of.count(r) ? node_of[r] : "?");
+        std::string list;
+        for (const auto& n : on) list += (list.empty() ? "" : ",") + n;
+        std::printf("    ranks %s on %s\n", rank_ranges(g).c_str(), escape_for_display(list, 300).c_str());
+    }
+}
+
 }  // namespace
 
 int run_health_command(int argc, char** argv) {
@@ -158,8 +210,10 @@ int run_health_command(int argc, char** argv) {
     std::vector<EventRecord> events;
     std::vector<Restart> restarts;
     CheckCoverage coverage;
+    std::optional<JobPlacement> placement;
     try {
         coverage = check_coverage(*reader);
+        placement = reader->job_placement();
         checkpoints = reader->checkpoints();
         events = reader->events();
         restarts = job_restarts(reader->run_segments(), events);
@@ -199,6 +253,19 @@ int run_health_command(int argc, char** argv) {
             checks["replicas"].push_back(
                 {{"kind", k.kind}, {"tensors", k.tensors}, {"grouped", k.grouped}, {"group_size", k.group_size}});
         checks["cannot_run"] = coverage.cannot_run;
+        if (placement) {
+            nlohmann::ordered_json job;
+            nlohmann::ordered_json nodes = nlohmann::ordered_json::object();
+            for (const auto& [rank, node] : placement->rank_nodes) nodes[std::to_string(rank)] = node;
+            job["rank_nodes"] = std::move(nodes);
+            job["judged_steps"] = placement->judged_steps;
+            job["judged_through"] =
+                placement->judged_steps ? nlohmann::ordered_json(placement->judged_through) : nlohmann::ordered_json();
+            job["last_judge"] = placement->last_judge;
+            job["replica_groups"] = coverage.example_groups;
+            job["replica_groups_of"] = coverage.example_tensor;
+            checks["job"] = std::move(job);
+        }
         j["checks"] = std::move(checks);
         j["events"] = nlohmann::ordered_json::array();
         for (const auto& e : events)
@@ -222,6 +289,7 @@ int run_health_command(int argc, char** argv) {
             std::printf("  %s\n", escape_for_display(describe_restart(r, checkpoints), 600).c_str());
     }
     print_checks(coverage);
+    if (placement) print_placement(*placement, coverage);
     std::size_t config_entries = 0;
     for (const auto& e : events) config_entries += e.kind == "config";
     if (config_entries)

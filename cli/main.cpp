@@ -1,4 +1,4 @@
-// msmon: the headless engine — ingest, query, anomalies, health, config, export, simulate.
+// msmon: the headless engine — ingest, query, anomalies, health, config, export, simulate, judge.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "  health (DIR|--db)  checkpoint health, latest healthy checkpoint, data skips and stops\n"
     "  config ACTION CONFIG  show or change msprobe's monitor config safely (enable, stop, disable, set)\n"
     "  export (DIR|--db) --trend-db OUTDIR  write msprobe's monitor_data.trend.db (as data2db does)\n"
+    "  judge --store URL --job ID  the checks that compare ranks, over every node's ranks in ClickHouse\n"
     "  simulate OUTDIR    write a realistic msprobe run (for demos and tests)\n"
     "  settings           msmon's own settings file: what applies, and what in it is wrong\n"
     "  docs DIR           write msmon's man page and bash/zsh completions into DIR\n"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
         if (cmd == "export") return msmon::run_export_command(argc, argv);
         if (cmd == "settings") return msmon::run_settings_command(argc, argv);
         if (cmd == "docs") return msmon::run_docs_command(argc, argv);
+        if (cmd == "judge") return msmon::run_judge_command(argc, argv);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "msmon %s: %s\n", msmon::escape_for_terminal(cmd).c_str(),
                      msmon::escape_for_terminal(e.what()).c_str());

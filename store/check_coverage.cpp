@@ -25,7 +25,8 @@ struct Copies {
 // `largest` gets each grouped tensor's largest group (by its name, over kinds).
 ReplicaKindCoverage cover_kind(Reader& reader, const std::string& kind, const std::vector<std::string>& ops,
                                const std::vector<std::int64_t>& latest, std::vector<std::int64_t>& steps_used,
-                               std::map<std::string, int>& largest) {
+                               std::map<std::string, int>& largest,
+                               std::map<int, std::pair<std::string, std::vector<std::vector<int>>>>& examples) {
     ReplicaKindCoverage out;
     out.kind = kind;
     if (latest.empty()) return out;
@@ -72,6 +73,8 @@ ReplicaKindCoverage cover_kind(Reader& reader, const std::string& kind, const st
         }
         if (!learned.groups()) continue;
         ++out.grouped;
+        if (!examples.count(learned.largest()))  // the first tensor grouped this way
+            examples[learned.largest()] = {kind + " " + series.substr(series.find(':') + 1), learned.members()};
         ++sizes[learned.largest()];
         const std::string name = series.substr(series.find(':') + 1);
         largest[name] = std::max(largest[name], learned.largest());
@@ -104,16 +107,21 @@ CheckCoverage check_coverage(Reader& reader, const CheckCoverage* previous) {
                    kind.starts_with("param_") || kind.starts_with("exp_avg");
     if (!msprobe) return out;
     std::map<std::string, int> largest;
+    std::map<int, std::pair<std::string, std::vector<std::vector<int>>>> examples;  // largest group → a tensor's
     for (const char* kind : kReplicaKinds) {
         const auto ops = ops_of.find(kind);
         if (ops == ops_of.end()) continue;
-        out.replicas.push_back(cover_kind(reader, kind, ops->second, latest, out.steps, largest));
+        out.replicas.push_back(cover_kind(reader, kind, ops->second, latest, out.steps, largest, examples));
     }
     std::map<int, std::size_t> tensors_by_size;
     for (const auto& [_, size] : largest) ++tensors_by_size[size];
     for (const auto& [size, n] : tensors_by_size)
         if (!out.group_size || n > tensors_by_size[out.group_size]) out.group_size = size;
     out.grouped_tensors = largest.size();
+    if (const auto example = examples.find(out.group_size); example != examples.end()) {
+        out.example_tensor = example->second.first;
+        out.example_groups = example->second.second;
+    }
     out.sizes_differ = tensors_by_size.size() > 1;
     const auto has = [&](const char* kind) { return ops_of.count(kind) > 0; };
     const auto coverage = [&](const char* kind) -> const ReplicaKindCoverage* {

@@ -27,6 +27,10 @@ struct CheckCoverage {
     std::size_t grouped_tensors = 0;
     int group_size = 0;
     bool sizes_differ = false;  // some tensors' groups are of another size
+    // The groups of the first tensor grouped as most are (its largest group of group_size ranks), each ascending:
+    // which ranks are replicas of which.
+    std::vector<std::vector<int>> example_groups;
+    std::string example_tensor;
     // "4 replicas of 24 tensors", or "" when no group was learned.
     std::string summary() const;
 };

@@ -77,6 +77,7 @@ public:
     std::vector<std::pair<int, std::int64_t>> rank_last_steps() override { return base_->rank_last_steps(); }
     std::vector<RunSegment> run_segments() override { return base_->run_segments(); }
     std::vector<StepWallTime> step_times() override { return base_->step_times(); }
+    std::optional<JobPlacement> job_placement() override { return base_->job_placement(); }
     ModuleInfo module_info(int rank, const std::string& name) override { return base_->module_info(rank, name); }
     std::vector<std::int64_t> collected_steps(std::size_t limit) override { return base_->collected_steps(limit); }
 

@@ -178,6 +178,14 @@ struct StepWallTime {
     std::int64_t wall_ms = 0;
 };
 
+// The whole job's layout and its job-level judge (msmon judge), where a store knows them (ClickHouse).
+struct JobPlacement {
+    std::vector<std::pair<int, std::string>> rank_nodes;  // rank → the node whose agent shipped it, by rank
+    std::int64_t judged_steps = 0;                        // steps a judge has judged (0: no judge yet)
+    std::int64_t judged_through = 0;                      // the highest of them
+    std::string last_judge, last_judged;                  // which judge, and when (the server's time)
+};
+
 class Reader {
 public:
     virtual ~Reader() = default;
@@ -227,6 +235,8 @@ public:
     // rank's time taken from the run that counts for the step (a restart's later one). Steps with no known time
     // (a store older than the times, a source without them) are left out.
     virtual std::vector<StepWallTime> step_times() = 0;
+    // Which node holds each rank and how far the job-level judge got: a store of one node's ranks knows neither.
+    virtual std::optional<JobPlacement> job_placement() { return std::nullopt; }
 };
 
 // Opens an existing store read-only, its path resolved and checked first (resolve_store_path). Throws SqliteError

@@ -148,6 +148,30 @@ void CrossRankCheck::collect(const SampleRow& row, const TensorInfo& t, const Ru
     }
 }
 
+void CrossRankCheck::collect_late(const SampleRow& row, const TensorInfo& t, const RunInfo& run) {
+    if (run.format == "mindformers" && t.kind == "lr") return;
+    const Key& k = key_of(row, t, run);
+    if (k.needs_count && k.slot >= row.value_count) return;
+    for (const Target* target : {&k.outliers, &k.replicas, &k.updates}) {
+        if (!target->group) continue;
+        if (target->group->steps_together()) note_run(run);
+        late_[target->group].push_back(entry_of(k, *target, row, run));
+    }
+}
+
+void CrossRankCheck::judge_late(std::int64_t step, const std::vector<int>& late_ranks, RecordBatch& batch) {
+    std::vector<int> only = late_ranks;
+    std::sort(only.begin(), only.end());
+    for (auto& [_, g] : groups_) {
+        const auto it = late_.find(&g);
+        if (it == late_.end()) continue;
+        const auto judged_below = g.judged_below;
+        judge(g, step, it->second, batch, &only);
+        g.judged_below = judged_below;
+    }
+    late_.clear();
+}
+
 void CrossRankCheck::hold(Group& g, std::int64_t step, const Entry& e) {
     auto [held, added] = g.held.try_emplace(step);
     if (added) {
@@ -219,29 +243,40 @@ void CrossRankCheck::evaluate(bool all, RecordBatch& batch) {
                 below = std::max(slowest, far ? *below - kReplicaLag : slowest);
             }
         }
-        const auto due = [&](std::int64_t step) { return !below || step < *below; };
-        // Held steps and spilled ranges never overlap; judged in step order (each series' usual spread moves on).
-        auto held = g.held.begin();
-        auto spilled = g.spilled.begin();
-        while (true) {
-            if (held != g.held.end() && (spilled == g.spilled.end() || held->first < spilled->first)) {
-                if (!due(held->first)) break;
-                judge(g, held->first, held->second, batch);
-                held_values_ -= held->second.size() + kStepCost;
-                held = g.held.erase(held);
-                changed_ = true;
-                continue;
-            }
-            if (spilled == g.spilled.end() || !due(spilled->first)) break;
-            const std::int64_t first = spilled->first, last = spilled->second;
-            const std::int64_t due_last = below ? std::min(last, *below - 1) : last;
-            judge_spilled(g, first, due_last, batch);
-            spilled = g.spilled.erase(spilled);
+        judge_below(g, below, batch);
+    }
+}
+
+void CrossRankCheck::evaluate_through(std::int64_t step, RecordBatch& batch) {
+    waited_ = false;
+    const std::optional<std::int64_t> below =
+        step < std::numeric_limits<std::int64_t>::max() ? std::optional(step + 1) : std::nullopt;
+    for (auto& [_, g] : groups_) judge_below(g, below, batch);
+}
+
+void CrossRankCheck::judge_below(Group& g, std::optional<std::int64_t> below, RecordBatch& batch) {
+    const auto due = [&](std::int64_t step) { return !below || step < *below; };
+    // Held steps and spilled ranges never overlap; judged in step order (each series' usual spread moves on).
+    auto held = g.held.begin();
+    auto spilled = g.spilled.begin();
+    while (true) {
+        if (held != g.held.end() && (spilled == g.spilled.end() || held->first < spilled->first)) {
+            if (!due(held->first)) break;
+            judge(g, held->first, held->second, batch);
+            held_values_ -= held->second.size() + kStepCost;
+            held = g.held.erase(held);
             changed_ = true;
-            if (due_last < last) {
-                g.spilled[due_last + 1] = last;
-                break;
-            }
+            continue;
+        }
+        if (spilled == g.spilled.end() || !due(spilled->first)) break;
+        const std::int64_t first = spilled->first, last = spilled->second;
+        const std::int64_t due_last = below ? std::min(last, *below - 1) : last;
+        judge_spilled(g, first, due_last, batch);
+        spilled = g.spilled.erase(spilled);
+        changed_ = true;
+        if (due_last < last) {
+            g.spilled[due_last + 1] = last;
+            break;
         }
     }
 }
@@ -294,22 +329,25 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
     }
 }
 
-void CrossRankCheck::judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+void CrossRankCheck::judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                           const std::vector<int>* only) {
     switch (g.check) {
         case Group::Check::outliers:
-            judge_outliers(g, step, entries, batch);
+            judge_outliers(g, step, entries, batch, only);
             return;
         case Group::Check::replicas:
-            judge_replicas(g, step, entries, batch);
+            judge_replicas(g, step, entries, batch, only);
             break;
         case Group::Check::updates:
-            judge_updates(g, step, entries, batch);
+            judge_updates(g, step, entries, batch, only);
             break;
     }
     g.judged_below = std::max(g.judged_below, step < std::numeric_limits<std::int64_t>::max() ? step + 1 : step);
 }
 
-void CrossRankCheck::judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+void CrossRankCheck::judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                                    const std::vector<int>* only) {
+    const auto mine = [only](int rank) { return !only || std::binary_search(only->begin(), only->end(), rank); };
     // By series, then rank; a value read twice (a file read again) counts once, as its last reading.
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
         return a.name != b.name ? a.name < b.name : a.rank < b.rank;
@@ -354,10 +392,10 @@ void CrossRankCheck::judge_outliers(Group& g, std::int64_t step, std::vector<Ent
         const double mad = median_of(ys) * 1.4826;
         double& usual = g.usual_spread[s.name];
         const bool fresh = std::isnan(usual);
-        if (fresh) usual = mad;
-        const double spread = std::max({mad, usual, 0.05});
-        if (!fresh) usual = 0.9 * usual + 0.1 * mad;
+        const double spread = std::max({mad, fresh ? mad : usual, 0.05});
+        if (!only) usual = fresh ? mad : 0.9 * usual + 0.1 * mad;  // a late rank's step moved it already
         for (const auto& [i, y] : logs) {
+            if (!mine(entries[i].rank)) continue;
             Worst& w = per_rank[entries[i].rank];
             ++w.compared;
             const double d = std::abs(y - med);
@@ -457,18 +495,13 @@ std::vector<std::size_t> CrossRankCheck::latest_launch(const std::vector<Entry>&
     return out;
 }
 
-void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                                    const std::vector<int>* only) {
     // By series, then rank; a value read twice (a file read again) counts once, as its last reading.
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
         return a.name != b.name ? a.name < b.name : a.rank < b.rank;
     });
-    // Findings of one rank (and kind, step) are one anomaly: the first tensor in forward order, and how many.
-    struct PerRank {
-        ReplicaFinding first;
-        std::uint32_t name = 0;
-        int count = 0;
-    };
-    std::map<std::pair<bool, int>, PerRank> per_rank;  // (tie, rank)
+    ReplicaFindings per_rank;
     std::vector<ReplicaCopy> copies;
     for (std::size_t i = 0; i < entries.size();) {
         const std::uint32_t name = entries[i].name;
@@ -479,16 +512,38 @@ void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Ent
             const Entry& e = entries[k];
             copies.push_back({e.rank, e.run, e.layout, e.digest, e.value, name});
         }
-        for (auto& f : g.replica_series[name].judge(copies)) {
-            PerRank& p = per_rank[{f.tie, f.rank}];
-            if (!p.count++ || g.orders[name] < g.orders[p.name]) {
-                p.name = name;
-                p.first = std::move(f);
-            }
-        }
+        for (auto& f : g.replica_series[name].judge(copies, only, step, replica_hold_))
+            add_replica_finding(g, step, name, std::move(f), per_rank);
     }
-    for (auto& [key, p] : per_rank) {
+    replica_records(g, per_rank, batch);
+}
+
+void CrossRankCheck::release_held(RecordBatch& batch) {
+    for (auto& [_, g] : groups_) {
+        ReplicaFindings per_rank;
+        for (std::size_t name = 0; name < g.replica_series.size(); ++name) {
+            if (!g.replica_series[name].holds()) continue;
+            for (auto& f : g.replica_series[name].release())
+                add_replica_finding(g, f.step, static_cast<std::uint32_t>(name), std::move(f), per_rank);
+        }
+        replica_records(g, per_rank, batch);
+    }
+}
+
+void CrossRankCheck::add_replica_finding(const Group& g, std::int64_t step, std::uint32_t name, ReplicaFinding f,
+                                         ReplicaFindings& out) const {
+    if (f.step != kReplicaNoStep) step = f.step;  // a held tie, reported later
+    PerRank& p = out[{step, f.tie, f.rank}];
+    if (!p.count++ || g.orders[name] < g.orders[p.name]) {
+        p.name = name;
+        p.first = std::move(f);
+    }
+}
+
+void CrossRankCheck::replica_records(const Group& g, ReplicaFindings& findings, RecordBatch& batch) const {
+    for (auto& [key, p] : findings) {
         const ReplicaFinding& f = p.first;
+        const std::int64_t step = std::get<0>(key);
         AnomalyRecord a;
         a.source = "detected";
         a.rule = f.tie ? "ReplicaTie" : "ReplicaDivergence";
@@ -527,7 +582,9 @@ void CrossRankCheck::judge_replicas(Group& g, std::int64_t step, std::vector<Ent
     }
 }
 
-void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch) {
+void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                                   const std::vector<int>* only) {
+    const auto mine = [only](int rank) { return !only || std::binary_search(only->begin(), only->end(), rank); };
     // By series, rank and side (origin, then updated); the last reading of each counts.
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
         return std::tie(a.name, a.rank, a.digest) < std::tie(b.name, b.rank, b.digest);
@@ -544,7 +601,7 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
             if (launch_of(entries[k].run) == latest) (entries[k].digest ? updated : origin) = entries[k].value;
         if (!origin || !updated) continue;
         const auto ratio = update_ratio(*origin, *updated);
-        if (!ratio) continue;
+        if (!ratio || !mine(first.rank)) continue;
         auto& by_rank_history = g.update_history[first.name];
         if (first.rank < 0 || first.rank >= (1 << 20)) continue;
         if (static_cast<std::size_t>(first.rank) >= by_rank_history.size())
@@ -565,6 +622,7 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
             t.first_median = v.median;
         }
     }
+    if (only) return;  // late ranks: their histories moved on; the optimizer's step was judged on time
     std::vector<RankUpdateTally> tallies;
     for (auto& [_, t] : by_rank) tallies.push_back(std::move(t));
     std::size_t judging = 0;

@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -48,6 +49,19 @@ public:
     void collect(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
     // Judges the steps enough ranks have passed (all: every waiting step); anomalies go to `batch`.
     void evaluate(bool all, RecordBatch& batch);
+    // Judges every waiting step up to `step`, whichever ranks came (the job-level judge decides when a step is
+    // complete: core/detect/step_readiness.hpp).
+    void evaluate_through(std::int64_t step, RecordBatch& batch);
+    // A step judged before without some ranks (they came late): collect_late() gathers the step's rows of every
+    // rank, then judge_late() judges the late ranks' copies against them, changing only those ranks' state
+    // (replicas: their learning and departures; outliers: their values against the others', the series' usual
+    // spread unchanged; updates: their ratio histories, no finding: the optimizer's step is judged on time).
+    void collect_late(const SampleRow& row, const TensorInfo& t, const RunInfo& run);
+    void judge_late(std::int64_t step, const std::vector<int>& late_ranks, RecordBatch& batch);
+    // Late copies come for `steps` judged steps (the job-level judge): a replica tie they could break is held until
+    // they come (core/detect/replica_series.hpp). release_held() reports every held tie as it stands.
+    void hold_ties_for_late(std::int64_t steps) { replica_hold_ = steps; }
+    void release_held(RecordBatch& batch);
     // The saved state, if it changed since the last call.
     std::optional<std::string> take_changed_state();
     // A killed session's state: its waiting steps are read back from the store when judged.
@@ -115,11 +129,28 @@ private:
     void spill_until_within_budget();
     void spill_step(Group& g, std::int64_t step);
     // Judges the spilled steps [first, last] of `g`, reading their values back from the store in pieces.
+    // Judges `g`'s waiting steps below `below` (none: all), in step order.
+    void judge_below(Group& g, std::optional<std::int64_t> below, RecordBatch& batch);
     void judge_spilled(Group& g, std::int64_t first, std::int64_t last, RecordBatch& batch);
-    void judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
-    void judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
-    void judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
-    void judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch);
+    // `only` (ascending): judge just these ranks' copies (late ones), against every copy given.
+    void judge(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+               const std::vector<int>* only = nullptr);
+    void judge_outliers(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                        const std::vector<int>* only);
+    void judge_replicas(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                        const std::vector<int>* only);
+    // Findings of one rank (and kind, step) are one anomaly: the first tensor in forward order, and how many.
+    struct PerRank {
+        ReplicaFinding first;
+        std::uint32_t name = 0;
+        int count = 0;
+    };
+    using ReplicaFindings = std::map<std::tuple<std::int64_t, bool, int>, PerRank>;  // (step, tie, rank)
+    void add_replica_finding(const Group& g, std::int64_t step, std::uint32_t name, ReplicaFinding f,
+                             ReplicaFindings& out) const;
+    void replica_records(const Group& g, ReplicaFindings& findings, RecordBatch& batch) const;
+    void judge_updates(Group& g, std::int64_t step, std::vector<Entry>& entries, RecordBatch& batch,
+                       const std::vector<int>* only);
     // A rank's launches: its runs in the order the job launched them (folder time, then id). A relaunch trains some
     // steps again; copies of a step are compared within the latest launch that wrote it (one segment).
     void note_run(const RunInfo& run);
@@ -135,14 +166,16 @@ private:
     const DetectorOptions& options_;
     std::function<void(const std::string&)> notice_;
     std::function<void()> wait_committed_;
-    bool waited_ = false;                  // in this evaluate(): everything observed is in the store
-    std::map<std::string, Group> groups_;  // by "kind:op", judged in this order
+    bool waited_ = false;                        // in this evaluate(): everything observed is in the store
+    std::map<std::string, Group> groups_;        // by "kind:op", judged in this order
+    std::map<Group*, std::vector<Entry>> late_;  // collect_late()'s, until judge_late()
     std::unordered_map<std::int64_t, Key> keys_by_tensor_;
     std::unordered_set<std::int64_t> runs_loaded_;  // runs whose tensors the registry was asked for
     std::size_t held_values_ = 0;                   // values in memory, and what their steps cost (kStepCost)
     std::size_t peak_values_ = 0;
     std::size_t budget_values_;
     bool changed_ = false;
+    std::int64_t replica_hold_ = 0;                  // hold_ties_for_late()
     std::map<std::int64_t, double> learning_rates_;  // step → MindFormers' lr (the last 256 steps logged)
     std::map<int, std::vector<std::pair<std::string, std::int32_t>>> launches_;  // rank → (time label, run), sorted
     std::unordered_map<std::int32_t, int> launch_cache_;                         // run → its index there

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/judge/job_level_rules.hpp"
 #include "core/layout/monitor_layout.hpp"
 #include "core/text/name_pattern.hpp"
 #include "store/clickhouse/clickhouse_node_details.hpp"
@@ -48,6 +49,20 @@ public:
             job_ = r.str();
         }
         where_job_ = " WHERE job = " + ch_quote(job_);
+        // Agents' findings of the rules that compare ranks give way to the judge's at the steps it judged.
+        std::string rules;
+        for (const auto rule : kJobLevelRules) rules += (rules.empty() ? "" : ", ") + ch_quote(rule);
+        anomalies_where_ = where_job_ + " AND NOT (node != " + ch_quote(kJudgeNode) + " AND rule IN (" + rules +
+                           ") AND step IN (SELECT step FROM " + db_ + ".judged_steps" + where_job_ + "))";
+        // A judge's tie that replicas it had never seen broke when their copies came late: the departure the judge
+        // found then (same step, kind and tensor, of the tie's rank or naming it among the agreeing replicas) is
+        // what happened, and the tie gives way to it (core/detect/replica_series.hpp).
+        anomalies_where_ += " AND NOT (node = " + ch_quote(kJudgeNode) +
+                            " AND rule = 'ReplicaTie' AND (step, kind, name, rank) IN (SELECT step, kind, name, "
+                            "arrayJoin(arrayConcat([rank], arrayMap(x -> toInt32OrZero(x), arrayFilter(x -> x != '', "
+                            "splitByChar(',', group_mates))))) FROM " +
+                            db_ + ".anomalies" + where_job_ + " AND node = " + ch_quote(kJudgeNode) +
+                            " AND rule = 'ReplicaDivergence'))";
     }
 
     void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) override {
@@ -110,7 +125,7 @@ public:
     std::vector<IssueRecord> issues(std::size_t limit) override { return read_node_issues(client_, job_, limit); }
 
     std::vector<AnomalyRecord> anomalies(const AnomalyFilter& filter) override {
-        std::string where = where_job_;
+        std::string where = anomalies_where_;
         if (filter.source) where += " AND source = " + ch_quote(*filter.source);
         if (filter.rank) where += " AND rank = " + std::to_string(*filter.rank);
         if (filter.steps)
@@ -130,10 +145,10 @@ public:
     AnomalyGroupPage anomaly_groups(const AnomalyGroupRequest& req) override {
         AnomalyGroupPage page;
         {
-            RowBinaryReader r(rows("SELECT count() FROM " + db_ + ".anomalies FINAL" + where_job_));
+            RowBinaryReader r(rows("SELECT count() FROM " + db_ + ".anomalies FINAL" + anomalies_where_));
             page.total_anomalies = static_cast<std::int64_t>(r.u64());
         }
-        std::string where = where_job_;
+        std::string where = anomalies_where_;
         if (req.source) where += " AND source = " + ch_quote(*req.source);
         if (req.rule) where += " AND rule = " + ch_quote(*req.rule);
         if (req.kind) where += " AND kind = " + ch_quote(*req.kind);
@@ -176,7 +191,7 @@ public:
         for (const auto& [node, id] : faces)
             keys += (keys.empty() ? "(" : ", (") + ch_quote(node) + ", " + std::to_string(id) + ")";
         RowBinaryReader fr(rows(std::string("SELECT node, id, ") + kAnomalySelect + " FROM " + db_ +
-                                ".anomalies FINAL" + where_job_ + " AND (node, id) IN (" + keys + ")"));
+                                ".anomalies FINAL" + anomalies_where_ + " AND (node, id) IN (" + keys + ")"));
         std::map<std::pair<std::string, std::int64_t>, AnomalyRecord> by_key;
         while (!fr.at_end()) {
             std::string node = fr.str();
@@ -195,13 +210,14 @@ public:
     AnomalyMarks anomaly_marks(double min_score, std::int64_t from_step) override {
         AnomalyMarks m;
         {
-            RowBinaryReader r(rows("SELECT count() FROM " + db_ + ".anomalies FINAL" + where_job_));
+            RowBinaryReader r(rows("SELECT count() FROM " + db_ + ".anomalies FINAL" + anomalies_where_));
             m.total = static_cast<std::int64_t>(r.u64());
         }
         char score[40];
         std::snprintf(score, sizeof score, "%.17g", min_score);
-        RowBinaryReader r(rows("SELECT rank, step FROM " + db_ + ".anomalies FINAL" + where_job_ + " AND step >= " +
-                               std::to_string(from_step) + " GROUP BY rank, step HAVING max(score) >= " + score));
+        RowBinaryReader r(rows("SELECT rank, step FROM " + db_ + ".anomalies FINAL" + anomalies_where_ +
+                               " AND step >= " + std::to_string(from_step) +
+                               " GROUP BY rank, step HAVING max(score) >= " + score));
         while (!r.at_end()) {
             const int rank = r.i32();
             m.marks.emplace_back(rank, r.i64());
@@ -393,6 +409,27 @@ public:
         return out;
     }
 
+    std::optional<JobPlacement> job_placement() override {
+        JobPlacement out;
+        {
+            RowBinaryReader r(rows("SELECT rank, argMax(node, version) FROM " + db_ + ".rank_steps" + where_job_ +
+                                   " GROUP BY rank ORDER BY rank"));
+            while (!r.at_end()) {
+                const int rank = r.i32();
+                out.rank_nodes.emplace_back(rank, r.str());
+            }
+        }
+        RowBinaryReader r(
+            rows("SELECT count(), max(step), argMax(judge, version), toString(max(judged)) FROM (SELECT "
+                 "step, judge, version, judged FROM " +
+                 db_ + ".judged_steps FINAL" + where_job_ + ")"));
+        out.judged_steps = static_cast<std::int64_t>(r.u64());
+        out.judged_through = r.i64();
+        out.last_judge = r.str();
+        out.last_judged = r.str();
+        return out;
+    }
+
     std::vector<std::int64_t> collected_steps(std::size_t limit) override {
         std::vector<std::string> kinds;
         for (const auto& [kind, ops] : catalog().kinds)
@@ -452,6 +489,7 @@ private:
 
     ClickHouseClient client_;
     std::string job_, db_, where_job_;
+    std::string anomalies_where_;  // where_job_, and not what the judge superseded
 };
 
 }  // namespace

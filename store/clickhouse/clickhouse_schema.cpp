@@ -10,9 +10,14 @@
 // aggregate over every parameter that the agent's local rank_block holds (store/rank_step_blocks.hpp), re-sent
 // with a newer version whenever a shipment touches that step: the Overview's series without a name filter.
 // Parse issues are keyed like events; a node's file count is one row per node, its latest version kept;
-// module structure and stacks are, like checkpoints, a whole new generation when they change.
+// module structure and stacks are, like checkpoints, a whole new generation when they change. step_ranks counts
+// the values per (job, step, rank), fed like series: the job-level judge polls it to see which ranks wrote a
+// step (a re-sent row counts twice, which only makes the judge look again). judged_steps records each step a
+// judge judged, and with which ranks (rank_ranges text), one row per step and judge (a late rank judged replaces
+// it with the longer list).
 #include "store/clickhouse/clickhouse_schema.hpp"
 
+#include "core/judge/job_judge.hpp"
 #include "store/clickhouse/clickhouse_rules_sql.hpp"
 
 namespace msmon {
@@ -21,6 +26,17 @@ std::string series_select(const std::string& db) {
     return "SELECT job, rank, kind, op, name, is_text, minState(op_ord) AS op_ord, minState(step) AS min_step, "
            "maxState(step) AS max_step FROM " +
            db + ".points GROUP BY job, rank, kind, op, name, is_text";
+}
+
+std::string step_ranks_select(const std::string& db) {
+    return "SELECT job, step, rank, count() AS n FROM " + db + ".points GROUP BY job, step, rank";
+}
+
+std::string judge_rows_select(const std::string& db) {
+    std::string kinds;
+    for (const auto& k : JobJudge::kinds()) kinds += (kinds.empty() ? "" : ", ") + ch_quote(k);
+    return "SELECT job, step, kind, vpp_stage, name, micro_step, rank, run, op, op_ord, tensor_ord, seq, value FROM " +
+           db + ".points WHERE is_text = 0 AND kind IN (" + kinds + ")";
 }
 
 std::vector<std::string> clickhouse_ddl(const std::string& db) {
@@ -75,6 +91,20 @@ std::vector<std::string> clickhouse_ddl(const std::string& db) {
             ".modules (job String, node String, generation UInt64, rank Int32, module String, "
             "structure String, stack String, shipped DateTime DEFAULT now()) "
             "ENGINE = ReplacingMergeTree() ORDER BY (job, node, generation, rank, module)",
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".step_ranks (job String, step Int64, rank Int32, n UInt64) "
+            "ENGINE = SummingMergeTree() ORDER BY (job, step, rank)",
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS " + db + ".step_ranks_feed TO " + db + ".step_ranks AS " +
+            step_ranks_select(db),
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".judge_rows (job String, step Int64, kind String, vpp_stage String, name String, micro_step Int64, "
+            "rank Int32, run String, op String, op_ord UInt8, tensor_ord UInt64, seq UInt64, value Float64) "
+            "ENGINE = ReplacingMergeTree(seq) ORDER BY (job, step, kind, name, rank, run, vpp_stage, micro_step, op)",
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS " + db + ".judge_rows_feed TO " + db + ".judge_rows AS " +
+            judge_rows_select(db),
+        "CREATE TABLE IF NOT EXISTS " + db +
+            ".judged_steps (job String, step Int64, ranks UInt32, rank_list String, judge String, version UInt64, "
+            "judged DateTime DEFAULT now()) ENGINE = ReplacingMergeTree(version) ORDER BY (job, step, judge)",
     };
 }
 
@@ -84,11 +114,14 @@ void ensure_clickhouse_schema(const ClickHouseClient& client) {
     const auto exists = [&](const std::string& table) {
         return client.query("EXISTS TABLE " + db + "." + table).substr(0, 1) == "1";
     };
-    const bool had_series = exists("series_feed"), had_rank_steps = exists("rank_steps");
+    const bool had_series = exists("series_feed"), had_rank_steps = exists("rank_steps"),
+               had_step_ranks = exists("step_ranks_feed"), had_judge_rows = exists("judge_rows_feed");
     for (const auto& sql : clickhouse_ddl(db)) client.query(sql);
     // points written before the feed existed (a store made by an older msmon): summarised once. Rows an agent
     // inserts meanwhile are summarised twice, which min/max do not mind.
     if (!had_series) client.query("INSERT INTO " + db + ".series " + series_select(db));
+    if (!had_step_ranks) client.query("INSERT INTO " + db + ".step_ranks " + step_ranks_select(db));
+    if (!had_judge_rows) client.query("INSERT INTO " + db + ".judge_rows " + judge_rows_select(db));
     // Likewise the per-rank step aggregates, worked out from points with rank_block's rules, at version 0: what
     // an agent ships later replaces them.
     if (!had_rank_steps)

@@ -2,6 +2,7 @@
 // 18.16): plain types (no LowCardinality, no Nullable in keys), ReplacingMergeTree for idempotent re-sends.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,18 @@ inline constexpr const char* kCheckpointColumns =
 inline constexpr const char* kIssueColumns = "job, node, spool, id, path, line, reason, excerpt";
 inline constexpr const char* kNodeFilesColumns = "job, node, version, files";
 inline constexpr const char* kModuleColumns = "job, node, generation, rank, module, structure, stack";
+inline constexpr const char* kJudgedStepColumns = "job, step, ranks, rank_list, judge, version";
+
+// The node name of the job-level judge's anomalies (agents' nodes are never empty), and the ids it gives them:
+// from kJudgeIdBase up, a hash of the anomaly's key, so that judges writing one anomaly write the same row and
+// the judge's row wins over an agent's of the same key (ReplacingMergeTree keeps the highest id).
+inline constexpr const char* kJudgeNode = "";
+inline constexpr std::int64_t kJudgeIdBase = std::int64_t{1} << 62;
+
+// The summary of points per (job, step, rank): how many values (the materialized view's, and the backfill's).
+std::string step_ranks_select(const std::string& database);
+// The values the job-level judge reads (JobJudge::kinds()), step first (the materialized view's, and the backfill's).
+std::string judge_rows_select(const std::string& database);
 
 // CREATE statements for `database` (CREATE DATABASE first).
 std::vector<std::string> clickhouse_ddl(const std::string& database);

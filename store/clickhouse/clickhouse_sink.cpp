@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "store/clickhouse/clickhouse_anomaly_row.hpp"
 #include "store/clickhouse/clickhouse_schema.hpp"
 #include "store/clickhouse/row_binary.hpp"
 #include "store/stored_rows.hpp"
@@ -144,32 +145,7 @@ void ClickHouseShipper::ship_anomalies() {
         const auto batch = spool_.anomalies_after(m.anomaly_id, kRecordsPerInsert);
         if (batch.empty()) return;
         RowBinaryWriter w;
-        for (const auto& [id, a] : batch) {
-            w.str(options_.job);
-            w.str(options_.node);
-            w.u64(m.spool);
-            w.i64(id);
-            w.str(a.source);
-            w.str(a.rule);
-            w.i32(a.rank);
-            w.i64(a.step);
-            w.i64(a.micro_step.value_or(-1));
-            w.str(a.kind);
-            w.str(a.vpp_stage);
-            w.str(a.name);
-            w.str(a.op);
-            w.f64(a.value);
-            w.u8(a.reference ? 1 : 0);
-            w.f64(a.reference.value_or(0));
-            w.str(a.message);
-            w.str(a.tag_name);
-            w.str(a.key);
-            w.i64(a.call_id);
-            w.i64(a.pp_stage);
-            w.i64(a.vpp);
-            w.str(group_mates_text(a.group_mates));
-            w.f64(std::isfinite(a.score) ? a.score : 0.0);
-        }
+        for (const auto& [id, a] : batch) write_anomaly_row(w, options_.job, options_.node, m.spool, id, a);
         client_.insert(options_.target.database + ".anomalies (" + kAnomalyColumns + ")", w.data());
         m.anomaly_id = batch.back().id;
         spool_.advance(m);

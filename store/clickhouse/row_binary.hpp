@@ -15,6 +15,7 @@ public:
     void i32(std::int32_t v) { raw(&v, sizeof v); }
     void i64(std::int64_t v) { raw(&v, sizeof v); }
     void u8(std::uint8_t v) { raw(&v, sizeof v); }
+    void u32(std::uint32_t v) { raw(&v, sizeof v); }
     void u64(std::uint64_t v) { raw(&v, sizeof v); }
     void f64(double v) { raw(&v, sizeof v); }
     void str(std::string_view s) {
@@ -49,14 +50,19 @@ public:
     std::uint8_t u8() { return fixed<std::uint8_t>(); }
     std::uint64_t u64() { return fixed<std::uint64_t>(); }
     double f64() { return fixed<double>(); }
-    std::string str() {
+    // A LEB128 length: of a string, or of an Array (its elements follow, each in its own type's encoding).
+    std::uint64_t length() {
         std::uint64_t n = 0;
         for (int shift = 0;; shift += 7) {
             const auto b = fixed<std::uint8_t>();
             n |= static_cast<std::uint64_t>(b & 0x7f) << shift;
             if (!(b & 0x80)) break;
-            if (shift > 56) throw std::runtime_error("RowBinary: bad string length");
+            if (shift > 56) throw std::runtime_error("RowBinary: bad length");
         }
+        return n;
+    }
+    std::string str() {
+        const std::uint64_t n = length();
         need(n);
         std::string s(data_, pos_, n);
         pos_ += n;

@@ -2,6 +2,7 @@
 // and `health`.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
@@ -27,6 +28,27 @@ std::map<std::string, std::string> query_map(const std::string& db) {
     for (std::size_t i = 1; i < rows.size(); ++i)
         out[rows[i][0] + "|" + rows[i][1] + "|" + rows[i][3] + "|" + rows[i][4] + "|" + rows[i][5]] = rows[i][7];
     return out;
+}
+
+// A FIFO planted as health_ckpts.json (another user owns the output folder): a plain open would block until a
+// writer came, and with it the whole ingest. It is named as not read; the logs beside it are read.
+TEST(MindFormersIngest, a_fifo_named_health_ckpts_json_is_named_and_skipped_not_waited_on) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: rendered MindFormers fixtures not available");
+    const std::string src = shared + "/fixtures/mindformers-rendered";
+    TempDir tmp;
+    const std::string out = tmp / "job/output";
+    fs::create_directories(out + "/log/rank_7");
+    fs::copy_file(src + "/rank_7_info.log", out + "/log/rank_7/info.log");
+    ASSERT_EQ(::mkfifo((out + "/health_ckpts.json").c_str(), 0600), 0);
+    const std::string db = tmp / "store.db";
+    Background ingest({program("msmon"), "ingest", tmp / "job", "--db", db}, tmp.path(),
+                      {{"XDG_STATE_HOME", tmp / "state"}});
+    ASSERT_EQ(ingest.wait(std::chrono::milliseconds(30000)), 0) << "the ingest waited on the FIFO: " << ingest.err();
+    EXPECT_EQ(query_map(db)["7|loss||10|"], "7.123456");
+    const std::string log = read_file(tmp / "state/msmon/msmon.log");
+    EXPECT_NE(log.find("health_ckpts.json"), std::string::npos) << log;
+    EXPECT_NE(log.find("not read: a FIFO, not a regular file"), std::string::npos) << log;
 }
 
 TEST(MindFormersIngest, rendered_fixture_lands_as_the_spec_says) {

@@ -58,12 +58,18 @@ TEST(SimMonitorConfig, dynamic_mode_collects_collect_times_steps_after_an_edit_a
         wait_until([&] { return steps_by_rank(tmp / "job/monitor_output").size() == 2; }, milliseconds(10000)).count(),
         0);
     for (const auto& steps : steps_by_rank(tmp / "job/monitor_output")) EXPECT_TRUE(steps.empty());
-    const auto r = run({program("msmon"), "config", "enable", cfg, "--collect-times", "3"}, env);
+    // --settle-ms 0: no collection runs before this edit, so no rank's write-back can race it. With the default
+    // 300 ms, the collection it starts (3 steps of 100 ms) can end and be written back inside the window, which the
+    // save takes for a racing write-back and applies again: a second collection (seen under CI's load).
+    const auto r = run({program("msmon"), "config", "enable", cfg, "--collect-times", "3", "--settle-ms", "0"}, env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    ASSERT_GE(wait_until([&] { return nlohmann::json::parse(read_file(cfg)).value("dynamic_on", true) == false; },
-                         milliseconds(10000))
-                  .count(),
-              0)
+    // The simulator writes back in place, as msprobe does (truncate, then write): a poll can read an empty or half
+    // file, which is not yet the write-back.
+    const auto written_back = [&] {
+        const auto now = nlohmann::json::parse(read_file(cfg), nullptr, /*allow_exceptions=*/false);
+        return now.is_object() && now.value("dynamic_on", true) == false;
+    };
+    ASSERT_GE(wait_until(written_back, milliseconds(10000)).count(), 0)
         << "msprobe's write-back never came: " << read_file(cfg);
     EXPECT_EQ(sim.wait(milliseconds(20000)), 0) << sim.err();
     const auto ranks = steps_by_rank(tmp / "job/monitor_output");

@@ -326,8 +326,11 @@ TEST_F(TuiIncidents, a_replica_altered_between_steps_is_charted_against_its_repl
     EXPECT_NE(lines[1].find("against its replicas 0,2-3"), std::string::npos) << screen;
     // The Layers tab at the origin ('!'), then one step fixed ('d'): rank 1's cell of layers.0.fc2.weight is where
     // the incident began, among the 4 ranks' cells.
+    // Each key once the tab has read what it acts on: '!' before the tab's first read finds no incident to go to.
     t->send_keys("7");
+    ASSERT_FALSE(t->wait_for("40 tensors", milliseconds(5000)).empty()) << t->capture();
     t->send_keys("!", true);
+    ASSERT_FALSE(t->wait_for("kind param_origin", milliseconds(5000)).empty()) << t->capture();
     t->send_keys("d", true);
     screen = t->wait_for("step 31  kind param_origin  op norm", milliseconds(5000));
     ASSERT_FALSE(screen.empty()) << t->capture();

@@ -61,6 +61,179 @@ TEST(ReplicaSeries, ranks_that_agree_for_three_steps_are_replicas_and_a_departin
     EXPECT_TRUE(judge(s, {{0, 6.0}, {1, 6.0}, {2, 6.0}, {3, 6.6}}).empty());
 }
 
+// The job-level judge: a rank whose copies came after their steps were judged (its node's agent started late) is
+// judged then, against every copy, in step order; the others' state does not move.
+TEST(ReplicaSeries, a_late_rank_learns_and_departs_against_every_copy_and_leaves_the_others_state_alone) {
+    ReplicaSeries s;
+    const std::vector<int> late = {3};
+    for (int step = 0; step < kReplicaLearnSteps; ++step)
+        EXPECT_TRUE(judge(s, {{0, 1.0 + step}, {1, 1.0 + step}, {2, 1.0 + step}}).empty());
+    EXPECT_EQ(s.replicas_of(0), 3);
+    // Rank 3's steps 0-2, late: it learns the group; ranks 0-2 do not count those steps again.
+    for (int step = 0; step < kReplicaLearnSteps; ++step) {
+        auto copies = std::vector<ReplicaCopy>{copy(0, 1.0 + step), copy(1, 1.0 + step), copy(2, 1.0 + step),
+                                               copy(3, 1.0 + step)};
+        EXPECT_TRUE(s.judge(copies, &late).empty());
+    }
+    EXPECT_EQ(s.replicas_of(3), 4);
+    // Step 3, late for rank 3, which departs: found for rank 3 only.
+    auto copies = std::vector<ReplicaCopy>{copy(0, 5.0), copy(1, 5.0), copy(2, 5.0), copy(3, 7.5)};
+    const auto found = s.judge(copies, &late);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].rank, 3);
+    EXPECT_EQ(found[0].others, (std::vector<int>{0, 1, 2}));
+    // Late copies of rank 0 that agree: nothing, and rank 3 (not among them) stays departed: not found again on time.
+    const std::vector<int> zero = {0};
+    copies = {copy(0, 6.0), copy(1, 6.0), copy(2, 6.0), copy(3, 6.6)};
+    EXPECT_TRUE(s.judge(copies, &zero).empty());
+    EXPECT_TRUE(judge(s, {{0, 7.0}, {1, 7.0}, {2, 7.0}, {3, 7.7}}).empty());
+}
+
+// A late rank already judged at later steps (its old steps came after its newer ones): its old copies are compared
+// but teach nothing, so a rank that left its group (a corrupted replica that became a group of its own) is not
+// put back in it by steps from before the corruption.
+TEST(ReplicaSeries, old_late_copies_of_a_rank_judged_since_do_not_teach_it_its_old_group_again) {
+    ReplicaSeries s;
+    // Steps 0-2 of ranks 0 and 2 and steps 10-15 of all three, judged as they came (with their steps).
+    const auto judge_at = [&](std::int64_t step, const std::map<int, double>& norms) {
+        std::vector<ReplicaCopy> copies;
+        for (const auto& [rank, norm] : norms) copies.push_back(copy(rank, norm));
+        return s.judge(copies, nullptr, step);
+    };
+    for (int step = 0; step < kReplicaLearnSteps; ++step)
+        EXPECT_TRUE(judge_at(step, {{0, 1.0 + step}, {2, 1.0 + step}}).empty());
+    for (int step = 10; step < 10 + kReplicaLearnSteps; ++step)
+        EXPECT_TRUE(judge_at(step, {{0, 1.0 + step}, {1, 1.0 + step}, {2, 1.0 + step}}).empty());
+    EXPECT_EQ(judge_at(13, {{0, 5.0}, {1, 7.0}, {2, 5.0}}).size(), 1u);  // rank 1 departs
+    for (int step = 14; step < 14 + kReplicaLearnSteps; ++step)
+        EXPECT_TRUE(judge_at(step, {{0, 6.0 + step}, {1, 8.0 + step}, {2, 6.0 + step}}).empty());
+    EXPECT_EQ(s.replicas_of(1), 1) << "rank 1 is a group of its own";
+    // Rank 1's copies of steps 0-2 come now, late, where it agreed with the others: older than its step 16.
+    const std::vector<int> late = {1};
+    for (int step = 0; step < kReplicaLearnSteps; ++step) {
+        auto copies = std::vector<ReplicaCopy>{copy(0, 1.0 + step), copy(1, 1.0 + step), copy(2, 1.0 + step)};
+        EXPECT_TRUE(s.judge(copies, &late, step).empty());
+    }
+    EXPECT_EQ(s.replicas_of(1), 1) << "old steps taught rank 1 its old group again";
+    EXPECT_TRUE(judge_at(20, {{0, 9.0}, {1, 11.0}}).empty()) << "ranks 0 and 1 would be a tie";
+}
+
+// The job-level judge judges a step once most ranks wrote it: a tie among those, with replicas still to come, is
+// held, and the late copies tell which copy changed (the sdc-weight run with node a's agent first: ranks 0 and 1
+// on time, rank 1 altered, ranks 2 and 3 late).
+class HeldTies : public ::testing::Test {
+protected:
+    static constexpr std::int64_t kHold = 64;
+    std::vector<ReplicaFinding> at(std::int64_t step, const std::map<int, double>& norms,
+                                   const std::vector<int>* only = nullptr) {
+        std::vector<ReplicaCopy> copies;
+        for (const auto& [rank, norm] : norms) copies.push_back(copy(rank, norm));
+        return s.judge(copies, only, step, kHold);
+    }
+    void learn_four() {
+        for (int step = 0; step < kReplicaLearnSteps; ++step)
+            ASSERT_TRUE(at(step, {{0, 1.0 + step}, {1, 1.0 + step}, {2, 1.0 + step}, {3, 1.0 + step}}).empty());
+        ASSERT_EQ(s.replicas_of(0), 4);
+    }
+    ReplicaSeries s;
+    const std::vector<int> late = {2, 3};
+};
+
+TEST_F(HeldTies, a_tie_on_time_is_held_and_the_late_copies_name_the_copy_that_changed) {
+    learn_four();
+    EXPECT_TRUE(at(31, {{0, 5.0}, {1, 5.5}}).empty()) << "ranks 2 and 3 can break the tie";
+    EXPECT_TRUE(s.holds());
+    for (std::int64_t step = 32; step < 40; ++step)
+        EXPECT_TRUE(at(step, {{0, 1.0 * step}, {1, 1.5 * step}}).empty()) << "held at step " << step << " too";
+    const auto found = at(31, {{0, 5.0}, {1, 5.5}, {2, 5.0}, {3, 5.0}}, &late);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_FALSE(found[0].tie);
+    EXPECT_EQ(found[0].rank, 1) << "an on-time rank, named once its replicas came";
+    EXPECT_EQ(found[0].value, 5.5);
+    EXPECT_EQ(found[0].others, (std::vector<int>{0, 2, 3}));
+    for (std::int64_t step = 32; step < 40; ++step)
+        EXPECT_TRUE(at(step, {{0, 1.0 * step}, {1, 1.5 * step}, {2, 1.0 * step}, {3, 1.0 * step}}, &late).empty())
+            << "found once: step " << step;
+    EXPECT_FALSE(s.holds());
+    EXPECT_TRUE(at(40, {{0, 40.0}, {1, 60.0}, {2, 40.0}, {3, 40.0}}).empty()) << "rank 1 stays departed";
+}
+
+TEST_F(HeldTies, one_late_copy_breaks_a_held_tie_while_another_replica_is_still_to_come) {
+    learn_four();
+    EXPECT_TRUE(at(31, {{0, 5.0}, {1, 5.5}}).empty());
+    const std::vector<int> two = {2};
+    const auto found = at(31, {{0, 5.0}, {1, 5.5}, {2, 5.0}}, &two);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].rank, 1);
+    EXPECT_EQ(found[0].others, (std::vector<int>{0, 2}));
+    EXPECT_FALSE(s.holds());
+    const std::vector<int> three = {3};
+    EXPECT_TRUE(at(31, {{0, 5.0}, {1, 5.5}, {2, 5.0}, {3, 5.0}}, &three).empty()) << "found once";
+}
+
+TEST_F(HeldTies, a_two_against_two_tie_once_every_replica_came_is_reported_for_both_sides) {
+    learn_four();
+    EXPECT_TRUE(at(31, {{0, 5.0}, {1, 5.5}}).empty());
+    const auto found = at(31, {{0, 5.0}, {1, 5.5}, {2, 5.0}, {3, 5.5}}, &late);
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_TRUE(found[0].tie && found[1].tie);
+    EXPECT_EQ(found[0].side, (std::vector<int>{0, 2}));
+    EXPECT_EQ(found[1].side, (std::vector<int>{1, 3}));
+    EXPECT_FALSE(s.holds());
+}
+
+TEST_F(HeldTies, a_held_tie_no_late_copy_came_to_is_reported_with_its_step_when_the_window_passes_or_on_release) {
+    learn_four();
+    EXPECT_TRUE(at(31, {{0, 5.0}, {1, 5.5}}).empty());
+    for (std::int64_t step = 32; step < 31 + kHold; ++step)
+        EXPECT_TRUE(at(step, {{0, 1.0 * step}, {1, 1.0 * step}}).empty()) << step;
+    const auto found = at(31 + kHold, {{0, 9.0}, {1, 9.0}});
+    ASSERT_EQ(found.size(), 2u) << "both sides, as they stood";
+    for (const auto& f : found) {
+        EXPECT_TRUE(f.tie);
+        EXPECT_EQ(f.step, 31);
+    }
+    EXPECT_EQ(found[0].value, 5.0);
+    EXPECT_EQ(found[0].group_value, 5.5);
+    EXPECT_FALSE(s.holds());
+    // Another tie, then nothing more will come: release() reports it.
+    EXPECT_TRUE(at(200, {{0, 3.0}, {1, 3.5}}).empty());
+    const auto released = s.release();
+    ASSERT_EQ(released.size(), 2u);
+    EXPECT_EQ(released[0].step, 200);
+    EXPECT_FALSE(s.holds());
+}
+
+// Node b's agent started after step 31 was judged: ranks 2 and 3 were never seen, so nothing says replicas are
+// missing and the tie is reported. Their late copies learn the group in step order and, at step 31, name rank 1.
+TEST_F(HeldTies, replicas_never_seen_when_a_tie_was_reported_name_the_changed_copy_when_they_come) {
+    for (int step = 0; step < kReplicaLearnSteps; ++step)
+        ASSERT_TRUE(at(step, {{0, 1.0 + step}, {1, 1.0 + step}}).empty());
+    ASSERT_EQ(at(31, {{0, 5.0}, {1, 5.5}}).size(), 2u) << "a 1-1 tie, reported";
+    // Ranks 0 and 1 go on apart (each learned as a group of its own after 3 steps) before the late copies come.
+    for (std::int64_t step = 32; step < 40; ++step) EXPECT_TRUE(at(step, {{0, 1.0 * step}, {1, 1.5 * step}}).empty());
+    for (int step = 0; step < kReplicaLearnSteps; ++step)
+        EXPECT_TRUE(at(step, {{0, 1.0 + step}, {1, 1.0 + step}, {2, 1.0 + step}, {3, 1.0 + step}}, &late).empty());
+    const auto found = at(31, {{0, 5.0}, {1, 5.5}, {2, 5.0}, {3, 5.0}}, &late);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_FALSE(found[0].tie);
+    EXPECT_EQ(found[0].rank, 1);
+    EXPECT_EQ(found[0].others, (std::vector<int>{0, 2, 3}));
+    for (std::int64_t step = 32; step < 40; ++step)
+        EXPECT_TRUE(at(step, {{0, 1.0 * step}, {1, 1.5 * step}, {2, 1.0 * step}, {3, 1.0 * step}}, &late).empty())
+            << "found once: step " << step;
+    EXPECT_TRUE(at(40, {{0, 40.0}, {1, 60.0}, {2, 40.0}, {3, 40.0}}).empty());
+}
+
+TEST_F(HeldTies, with_every_replica_on_time_a_tie_is_reported_at_once) {
+    for (int step = 0; step < kReplicaLearnSteps; ++step)
+        ASSERT_TRUE(at(step, {{0, 1.0 + step}, {1, 1.0 + step}}).empty());
+    const auto found = at(5, {{0, 5.0}, {1, 5.5}});
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].step, kReplicaNoStep) << "reported at the step judged";
+    EXPECT_FALSE(s.holds());
+}
+
 TEST(ReplicaSeries, a_copy_that_agrees_again_is_judged_again) {
     ReplicaSeries s;
     for (int step = 0; step < kReplicaLearnSteps; ++step) judge(s, {{0, 1.0 + step}, {1, 1.0 + step}, {2, 1.0 + step}});
