@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -21,6 +20,8 @@
 #include "core/args/arg_parser.hpp"
 #include "core/config/config_file.hpp"
 #include "core/config/msmon_settings.hpp"
+#include "core/files/input_file.hpp"
+#include "core/files/input_limits.hpp"
 #include "core/ingest/periodic_worker.hpp"
 #include "core/notify/incident_hook.hpp"
 #include "core/text/display_escape.hpp"
@@ -262,22 +263,45 @@ int run_ingest_command(int argc, char** argv) {
         ship_error = ok ? "" : e;
         return ok;
     };
+    // A failed write of the gauges is said on stderr when it starts failing (and when it works again), counted, and
+    // in --json: node_exporter serving a stale file looks like a healthy job.
+    std::atomic<std::uint64_t> prom_failures{0};
+    std::string prom_error;  // the latest failure; empty once a write works (under print_mu)
     auto write_gauges = [&]() {
+        std::string e;
         try {
-            std::string e;
-            if (!write_textfile_atomic(prom_dir, "msmon.prom", render_prom_text(gauges->collect()), e))
-                spdlog::warn("{}", e);
-        } catch (const std::exception& e) {
-            spdlog::warn("prom textfile: {}", e.what());
+            if (write_textfile_atomic(prom_dir, "msmon.prom", render_prom_text(gauges->collect()), e)) e.clear();
+            else if (e.empty()) e = "the write failed";
+        } catch (const std::exception& x) {
+            e = x.what();
         }
+        std::lock_guard lock(print_mu);
+        if (!e.empty()) {
+            ++prom_failures;
+            spdlog::warn("--prom-textfile: {}", e);
+            if (prom_error.empty())
+                std::fprintf(stderr, "msmon ingest: --prom-textfile: %s (the gauges are not written)\n",
+                             escape_for_terminal(e).c_str());
+        } else if (!prom_error.empty()) {
+            std::fprintf(stderr, "msmon ingest: --prom-textfile: written again\n");
+        }
+        prom_error = e;
         return true;
     };
     try {
         if (sink) shipper = std::make_unique<ClickHouseShipper>(db, *sink);
         if (!prom_dir.empty()) {
             gauges = std::make_unique<PromGaugeCollector>(db, job, node);
-            if (std::ifstream previous(prom_dir + "/msmon.prom"); previous)  // a restart: keep counting stalls
-                gauges->seed(read_step_times(std::string(std::istreambuf_iterator<char>(previous), {}), job, node));
+            // A restart: keep counting stalls from the file written before. Read as any input is (no link, no
+            // FIFO, within a bound): the folder may be shared, and the file is only a hint.
+            std::string previous, why;
+            bool missing = false;
+            if (read_input_file(prom_dir + "/msmon.prom", InputLinks::refuse, input_limits().prom_file, kPromFileLimit,
+                                previous, why, &missing))
+                gauges->seed(read_step_times(previous, job, node));
+            else if (!missing)
+                std::fprintf(stderr, "msmon ingest: --prom-textfile: %s; not read (stall times start again)\n",
+                             escape_for_terminal(why).c_str());
         }
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
@@ -422,6 +446,10 @@ int run_ingest_command(int argc, char** argv) {
                                 {"timed_out", h.timed_out.load()},
                                 {"dropped", h.dropped.load()}};
         }
+        if (gauges) {
+            std::lock_guard lock(print_mu);
+            j["prom_textfile"] = {{"failed_writes", prom_failures.load()}, {"error", prom_error}};
+        }
         if (shipper) {
             j["shipped_values"] = shipper->counters().values.load();
             j["ship_failures"] = shipper->counters().failures.load();
@@ -444,6 +472,12 @@ int run_ingest_command(int argc, char** argv) {
                         static_cast<unsigned long long>(h.failed.load()),
                         static_cast<unsigned long long>(h.timed_out.load()),
                         static_cast<unsigned long long>(h.dropped.load()));
+        }
+        if (prom_failures.load() > 0) {
+            std::lock_guard lock(print_mu);
+            std::printf("--prom-textfile: %llu writes failed%s%s\n",
+                        static_cast<unsigned long long>(prom_failures.load()),
+                        prom_error.empty() ? "" : ", the last: ", escape_for_terminal(prom_error).c_str());
         }
         if (shipper)
             std::printf("shipped %llu values to %s\n",

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "core/config/msmon_settings.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/version/build_info.hpp"
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
     }
     msmon::init_logging("msmon", true);
     try {
+        // The bounds on what is read, from msmon's settings (what is wrong in them is said by the commands that
+        // use the rest: ingest, settings).
+        msmon::set_input_limits(msmon::load_settings().settings.limits);
         if (cmd == "ingest") return msmon::run_ingest_command(argc, argv);
         if (cmd == "query") return msmon::run_query_command(argc, argv);
         if (cmd == "simulate") return msmon::run_simulate_command(argc, argv);

@@ -106,6 +106,7 @@ std::optional<int> parse_launch(int argc, char** argv, LaunchOptions& o) {
         std::fprintf(stderr, "msmon-tui: settings: %s\n", escape_for_terminal(m).c_str());
         o.settings_notice = "settings: " + m;
     }
+    set_input_limits(settings.settings.limits);
     o.bell = settings.settings.bell && !args->has("--no-bell");
     o.desktop_notify = settings.settings.desktop_notify;
     o.on_incident = settings.settings.on_incident;

@@ -18,11 +18,15 @@
 // theme: "default" (colours), or "mono" (no colours, as NO_COLOR). x_axis: the Chart's x axis at start, "step",
 // "wall" (the wall clock) or "elapsed" (time since the first step). TOML: `# comments`, [tables], `key = value`
 // with "strings" (\" \\ \n \t escapes), 'literal strings', true/false and numbers.
+// limits: {"json_document_mib": 64, "prom_file_mib": 16, "clickhouse_answer_mib": 64, "clickhouse_inflated_mib":
+// 256, "event_record_mib": 256} (TOML: [limits]) raise or lower what msmon reads of one file, answer or record.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/files/input_limits.hpp"
 
 namespace msmon {
 
@@ -40,6 +44,8 @@ struct MsmonSettings {
         int line = 0;
     };
     std::vector<KeyOverride> keys;
+    // [limits]: the bounds on what is read (core/files/input_limits.hpp), in MiB in the file.
+    InputLimits limits;
 };
 
 struct SettingsProblem {

@@ -2,15 +2,12 @@
 // retry every 200 ms for up to 3 s before calling the content invalid.
 #include "core/ingest/whole_file_reader.hpp"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include "core/detect/anomaly_score.hpp"
+#include "core/files/input_file.hpp"
+#include "core/files/input_limits.hpp"
 #include "core/ingest/issue_cap.hpp"
 #include "core/parse/json_documents.hpp"
 #include "core/tail/file_tailer.hpp"
@@ -21,27 +18,6 @@ namespace {
 
 constexpr auto kRetryDelay = std::chrono::milliseconds(200);
 constexpr int kMaxAttempts = 15;
-constexpr std::int64_t kMaxBytes = 512ll << 20;
-
-const char* type_of(mode_t mode) {
-    return S_ISFIFO(mode)                   ? "a FIFO"
-           : S_ISDIR(mode)                  ? "a folder"
-           : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
-           : S_ISSOCK(mode)                 ? "a socket"
-                                            : "not a regular file";
-}
-
-// The whole of `fd` (a regular file), at most `limit` bytes (more: false).
-bool read_all(int fd, std::int64_t limit, std::string& text) {
-    char buf[65536];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return n == 0;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (static_cast<std::int64_t>(text.size()) > limit) return false;
-    }
-}
 
 }  // namespace
 
@@ -67,19 +43,14 @@ std::optional<WholeFileReader::Clock::time_point> WholeFileReader::next_retry() 
 
 void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
     const std::string& path = file.progress.path;
-    // Opened without blocking and fstat'ed before anything is read: a FIFO or a device planted under a producer's
-    // name would block a plain open or read forever, and with it every rank's ingest.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
-        if (fd >= 0) ::close(fd);
+    // Opened without blocking and fstat'ed before anything is read (core/files/input_file): a FIFO or a device
+    // planted under a producer's name would block a plain open or read forever, and with it every rank's ingest.
+    InputFile in = InputFile::open(path, InputLinks::follow);
+    const struct stat& st = in.status();
+    if (!in.ok() && !in.not_regular()) {
         retries_.erase(path);
         return;
     }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
     WholeFileState now;
     now.path = path;
     now.size = static_cast<std::int64_t>(st.st_size);
@@ -88,7 +59,7 @@ void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
     if (known != known_.end() && known->second.size == now.size && known->second.mtime_ns == now.mtime_ns &&
         !retries_.count(path))
         return;
-    if (!S_ISREG(st.st_mode)) {
+    const auto refuse = [&](const std::string& why) {
         retries_.erase(path);
         known_[path] = now;
         batch.whole_files.push_back(now);
@@ -97,25 +68,16 @@ void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
             p.file_id = file.progress.id;
             p.path = path;
             p.line = 0;
-            p.reason = std::string("not read: ") + type_of(st.st_mode) + ", not a regular file";
+            p.reason = "not read: it " + why;
             return p;
         });
         batch.files.push_back(file.progress);  // the file row must exist for the issue to name it
-        return;
-    }
-    if (now.size > kMaxBytes) {
-        notice_("'" + path + "' is " + std::to_string(now.size) + " bytes, more than msmon reads of such a file");
-        known_[path] = now;
-        batch.whole_files.push_back(now);
-        return;
-    }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    };
+    if (!in.ok()) return refuse(in.error());  // "is a FIFO, not a regular file"
     std::string text;
-    if (!read_all(fd, kMaxBytes, text)) {
-        notice_("'" + path + "': " +
-                (static_cast<std::int64_t>(text.size()) > kMaxBytes
-                     ? "grew past " + std::to_string(kMaxBytes) + " bytes while read"
-                     : std::string("read failed: ") + std::strerror(errno)));
+    if (!in.read_all(text, input_limits().json_document, kJsonDocumentLimit)) {
+        if (in.too_large()) return refuse(in.error());
+        notice_("'" + path + "' " + in.error());
         return;
     }
     now.hash = fingerprint_hash(text.data(), text.size());

@@ -2,8 +2,10 @@
 // step from when the step arrived, not from when the new agent started (the previous msmon.prom says when).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
@@ -85,6 +87,68 @@ TEST(PromRestart, step_times_are_read_back_only_for_the_same_job_and_node) {
     EXPECT_TRUE(read_step_times(render_prom_text(g), "j\"1", "n2").empty());
     EXPECT_TRUE(read_step_times(render_prom_text(g), "j1", "n1").empty());
     EXPECT_TRUE(read_step_times("garbage\n{}\nmsmon_rank_last_step{ 3\n", "j1", "n1").empty());
+}
+
+// The previous msmon.prom is read back on a restart, in a folder node_exporter's user may share: a FIFO there hung
+// --prom-textfile before anything was read, and a link to /dev/zero grew memory until std::bad_alloc. Neither is
+// read now; each is named on stderr, and the ingest goes on (the file is only a hint).
+TEST(PromRestart, a_fifo_or_a_link_to_dev_zero_as_the_previous_prom_file_is_named_and_not_read) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "3", "--params", "2"}, env);
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    std::filesystem::create_directories(tmp / "fifo");
+    ASSERT_EQ(::mkfifo((tmp / "fifo/msmon.prom").c_str(), 0644), 0);
+    std::filesystem::create_directories(tmp / "zero");
+    std::filesystem::create_symlink("/dev/zero", tmp / "zero/msmon.prom");
+    for (const auto& [dir, named] : {std::pair<std::string, std::string>{"fifo", "is a FIFO, not a regular file"},
+                                     {"zero", "is a symbolic link: msmon does not read through it"}}) {
+        Background ingest({program("msmon"), "ingest", tmp / "job", "--db", tmp / (dir + ".db"), "--prom-textfile",
+                           tmp / dir, "--job", "j1", "--node", "n1"},
+                          tmp.path(), env);
+        ASSERT_EQ(ingest.wait(std::chrono::seconds(30)), 0) << dir << ": " << ingest.err();
+        EXPECT_NE(ingest.err().find((tmp / dir) + "/msmon.prom " + named), std::string::npos) << ingest.err();
+        // Written anew in its place (the link replaced, never written through).
+        EXPECT_NE(read_file(tmp / dir + "/msmon.prom").find("msmon_rank_last_step"), std::string::npos);
+    }
+}
+
+// Gauges that cannot be written (their folder removed under a running agent) were said only in msmon.log, and the
+// ingest exited 0 with nothing on stderr: node_exporter went on serving a stale file. Said on stderr when writes
+// start failing and when they work again, and counted in --json.
+TEST(PromRestart, a_failed_gauge_write_is_said_on_stderr_and_counted_in_json) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "3", "--params", "2"}, env);
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    std::filesystem::create_directories(tmp / "prom");
+    Background agent({program("msmon"), "ingest", tmp / "job", "--follow", "--json", "--db", tmp / "store.db",
+                      "--prom-textfile", tmp / "prom", "--job", "j1", "--node", "n1"},
+                     tmp.path(), env);
+    ASSERT_GE(
+        wait_until([&] { return std::filesystem::exists(tmp / "prom/msmon.prom"); }, std::chrono::seconds(30)).count(),
+        0)
+        << agent.err();
+    std::filesystem::remove_all(tmp / "prom");
+    ASSERT_GE(
+        wait_until([&] { return agent.err().find("--prom-textfile:") != std::string::npos; }, std::chrono::seconds(20))
+            .count(),
+        0)
+        << agent.err();
+    EXPECT_NE(agent.err().find("(the gauges are not written)"), std::string::npos) << agent.err();
+    std::filesystem::create_directories(tmp / "prom");
+    ASSERT_GE(
+        wait_until([&] { return agent.err().find("written again") != std::string::npos; }, std::chrono::seconds(20))
+            .count(),
+        0)
+        << agent.err();
+    agent.signal(SIGTERM);
+    ASSERT_EQ(agent.wait(std::chrono::seconds(20)), 0) << agent.err();
+    const auto summary = nlohmann::json::parse(agent.out());
+    EXPECT_GE(summary.at("prom_textfile").at("failed_writes").get<int>(), 1) << agent.out();
+    EXPECT_EQ(summary.at("prom_textfile").at("error"), "") << "the last write worked: " << agent.out();
 }
 
 }  // namespace
