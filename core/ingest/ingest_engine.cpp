@@ -141,6 +141,7 @@ struct IngestEngine::Impl {
     // skipped with a notice, once.
     std::vector<std::string> real_roots;
     std::set<std::string> refused_links;
+    std::set<std::string> refused_dirs;  // rank folders whose number is no rank: named once
     // Roots removed while followed (rm -rf JOB; mkdir JOB): looked for every second, read again when back.
     std::set<std::string> missing_roots;
     std::vector<std::string> root_dirs;  // the tracked folders that are roots
@@ -330,6 +331,8 @@ struct IngestEngine::Impl {
                 if (c->role == DirRole::tb_rank && (td.role == DirRole::tb_rank || td.role == DirRole::run_v2))
                     c->rank = td.rank;
                 track_dir(path, *c, name == "output" ? path : td.mf_output);
+            } else if (const auto why = unreadable_rank_dir(td.role, name); why && refused_dirs.insert(path).second) {
+                notice("'" + path + "' is " + *why);
             }
             return;
         }

@@ -9,11 +9,26 @@ namespace msmon {
 
 namespace {
 
+constexpr std::int64_t kMaxFolderRank = 1000000;
+
 std::optional<int> rank_suffix(std::string_view name, std::string_view prefix) {
     if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
     auto r = parse_int(name.substr(prefix.size()));
-    if (!r || *r < 0 || *r > 1000000) return std::nullopt;
+    if (!r || *r < 0 || *r > kMaxFolderRank) return std::nullopt;
     return static_cast<int>(*r);
+}
+
+// "rank" or "rank_", then a signed run of digits: a rank folder's name, whatever the number.
+bool named_as_rank(std::string_view name) {
+    std::string_view rest = name.substr(0, 4) == "rank" ? name.substr(4) : std::string_view();
+    if (rest.substr(0, 1) == "_") rest.remove_prefix(1);
+    if (!rest.empty() && (rest[0] == '-' || rest[0] == '+')) rest.remove_prefix(1);
+    return !rest.empty() && rest.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool ranks_below(DirRole parent) {
+    return parent == DirRole::root || parent == DirRole::tb_root || parent == DirRole::anomaly_root ||
+           parent == DirRole::struct_root || parent == DirRole::mf_log_root;
 }
 
 // events.out.tfevents.<unix seconds>.<host>[...]: read oldest first, so a relaunch's values come last.
@@ -29,6 +44,13 @@ bool is_tensorboard_dir_name(std::string_view name) {
 }
 
 }  // namespace
+
+std::optional<std::string> unreadable_rank_dir(DirRole parent, std::string_view name) {
+    if (!ranks_below(parent) || !named_as_rank(name) || rank_suffix(name, "rank_") || rank_suffix(name, "rank"))
+        return std::nullopt;
+    return "named as a rank folder, but its number is no rank msmon reads (0 to " + std::to_string(kMaxFolderRank) +
+           "): not read";
+}
 
 bool is_csv2tb_dir_name(std::string_view name) {
     constexpr std::string_view suffix = "csv2tensorboard_by_step";
@@ -51,6 +73,7 @@ std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name
         case DirRole::tb_root:
             if (auto r = rank_suffix(name, "rank_")) return DirClass{DirRole::tb_rank, *r, "", ""};
             if (auto r = rank_suffix(name, "rank")) return DirClass{DirRole::tb_rank, *r, "", ""};
+            if (unreadable_rank_dir(parent, name)) return std::nullopt;
             return DirClass{DirRole::tb_root, 0, "", ""};  // train/, eval/, a run's own folder
         case DirRole::run_v2:  // a rank_<R> folder of event files: add_scalars' sub-writer folders
         case DirRole::tb_rank:

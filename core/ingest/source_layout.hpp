@@ -34,6 +34,11 @@ struct DirClass {
 // folder the rank is the parent's: the caller sets it.
 std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name);
 
+// A child folder named as a rank folder of `parent` ("rank<N>", "rank_<N>") whose number is no rank msmon reads
+// ("rank-1", "rank99999999999999999999"): why it is not read. nullopt for any other name. classify_child_dir does not
+// follow such a folder (its files were once read as rank 0's).
+std::optional<std::string> unreadable_rank_dir(DirRole parent, std::string_view name);
+
 struct FileClass {
     FileFormat format = FileFormat::csv_data;
     CsvRole csv_role = CsvRole::data;

@@ -363,6 +363,31 @@ TEST_F(TensorboardIngest, rank_folders_of_event_files_make_no_empty_msprobe_runs
     EXPECT_EQ(sqlite_rows(db_, "SELECT id FROM run", error).size(), 3u);
 }
 
+// TensorBoard rank folders whose number is no rank ("rank-1", "rank99999999999999999999") were read as a run's own
+// folder: their values folded into rank 0's (1,240 values instead of 1,160, 0 malformed). Not read now, and named.
+TEST_F(TensorboardIngest, a_rank_folder_whose_number_is_no_rank_is_named_and_not_folded_into_rank_0) {
+    const std::string root = tmp_ / "job/output/tensorboard";
+    for (const std::string dir : {"rank_0", "rank-1", "rank99999999999999999999", "train"}) {
+        fs::create_directories(root + "/" + dir);
+        write_file(root + "/" + dir + "/events.out.tfevents.1700000000.host",
+                   frame_record(encode_file_version_event(1.0)) +
+                       scalar_record(1, dir == "train" ? "eval_loss" : "loss", dir == "rank_0" ? 2.0 : 9.0));
+    }
+    const Ingest in = ingest(tmp_, tmp_ / "job", db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    std::string error;
+    const auto loss = query_rows(db_, {"--kind", "loss"}, isolated_env(tmp_), error);
+    ASSERT_EQ(loss.size(), 1u) << "only rank_0's loss: " << error;
+    EXPECT_EQ(loss[0].value, "2");
+    EXPECT_EQ(query_rows(db_, {"--kind", "tensorboard", "--name", "eval_loss"}, isolated_env(tmp_), error).size(), 1u)
+        << "a run's own folder (train/) is still read: " << error;
+    const std::string log = read_file(log_path(tmp_));
+    for (const std::string dir : {"rank-1", "rank99999999999999999999"})
+        EXPECT_NE(log.find(root + "/" + dir + "' is named as a rank folder, but its number is no rank msmon reads"),
+                  std::string::npos)
+            << log;
+}
+
 // An event's wall time is when its step was logged (the Chart's wall-clock axis): one time a step, the earliest
 // of a rank's events for it.
 TEST_F(TensorboardIngest, event_wall_times_are_the_steps_times) {
