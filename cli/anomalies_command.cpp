@@ -144,9 +144,9 @@ int run_anomalies_command(int argc, char** argv) {
         return usage_error("--source is msprobe, detected or all");
     if (source != "all") filter.source = source;
     if (auto r = args->value("--rank")) {
-        auto v = parse_int(*r);
-        if (!v || *v < 0) return usage_error("--rank takes a rank number");
-        filter.rank = static_cast<int>(*v);
+        const auto v = parse_rank(*r);
+        if (!v) return usage_error(rank_refusal("--rank", *r));
+        filter.rank = *v;
     }
     if (auto s = args->value("--steps")) {
         filter.steps = StepList::parse(*s, error);

@@ -192,12 +192,13 @@ int run_health_command(int argc, char** argv) {
     }
     std::optional<int> rank;
     if (auto v = args->value("--rank")) {
-        const auto n = parse_int(*v);
-        if (!args->has("--run-config") || !n || *n < 0 || *n > 1000000) {
-            std::fprintf(stderr, "msmon health: --rank takes a rank number, with --run-config\n");
+        rank = parse_rank(*v);
+        if (!rank || !args->has("--run-config")) {
+            std::fprintf(
+                stderr, "msmon health: %s\n",
+                escape_for_terminal(!rank ? rank_refusal("--rank", *v) : "--rank goes with --run-config").c_str());
             return kExitUsage;
         }
-        rank = static_cast<int>(*n);
     }
     bool usage = false;
     auto reader = open_target_reader(*args, error, usage);

@@ -332,9 +332,9 @@ int run_query_command(int argc, char** argv) {
     if (!args) return usage_error(error);
     PointFilter filter;
     if (auto r = args->value("--rank")) {
-        auto v = parse_int(*r);
-        if (!v || *v < 0) return usage_error("--rank takes a rank number");
-        filter.rank = static_cast<int>(*v);
+        const auto v = parse_rank(*r);
+        if (!v) return usage_error(rank_refusal("--rank", *r));
+        filter.rank = *v;
     }
     filter.kind = args->value("--kind");
     const bool derived = args->has("--derived");

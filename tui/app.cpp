@@ -315,8 +315,8 @@ const OverviewView& App::overview() const {
 }
 
 std::optional<int> App::existing_rank(const std::string& text, std::string& error) const {
-    const auto n = parse_int(text);
-    if (!n || *n < 0 || *n > std::numeric_limits<int>::max()) {
+    const auto n = parse_rank(text);
+    if (!n) {
         error = "not a rank: " + text;
         return std::nullopt;
     }

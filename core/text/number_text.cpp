@@ -54,6 +54,17 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
     return value;
 }
 
+std::optional<int> parse_rank(std::string_view text) {
+    const auto n = parse_int(text);
+    if (!n || *n < 0 || *n > std::numeric_limits<std::int32_t>::max()) return std::nullopt;
+    return static_cast<int>(*n);
+}
+
+std::string rank_refusal(std::string_view option, std::string_view text) {
+    return std::string(option) + " takes a rank, a whole number from 0 to 2147483647: " + std::string(text) +
+           " is not one";
+}
+
 void append_double(std::string& out, double value) {
     if (std::isnan(value)) {
         out += "nan";

@@ -15,6 +15,11 @@ std::optional<double> parse_double(std::string_view text);
 // Parses a whole field as a signed 64-bit integer.
 std::optional<std::int64_t> parse_int(std::string_view text);
 
+// A rank as a user types it: a whole number from 0 to 2147483647 (past 32 bits it once wrapped to another rank).
+std::optional<int> parse_rank(std::string_view text);
+// What a refused rank is told: "--rank takes a rank, a whole number from 0 to 2147483647: 4294967296 is not one".
+std::string rank_refusal(std::string_view option, std::string_view text);
+
 // Shortest text that parses back to the same double; "nan", "inf", "-inf" for non-finite values.
 std::string format_double(double value);
 // format_double(value) if it fits `width` characters, else the most significant digits that do (a table column:

@@ -167,6 +167,33 @@ TEST(CliContract, bad_option_values_are_usage_errors_and_missing_stores_or_folde
     EXPECT_FALSE(fs::exists(tmp / "sim-out")) << "simulate wrote output despite a usage error";
 }
 
+// --rank past 32 bits wrapped: `--rank 4294967296` printed rank 0's values. A rank is a whole number from 0 to
+// 2147483647, or it is refused by name, in every command that takes one.
+TEST(CliContract, a_rank_past_32_bits_or_below_0_is_refused_by_name_not_wrapped) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    const std::string db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", make_job(tmp), "--db", db}, env).exit_code, 0);
+    for (const std::string rank : {"4294967296", "2147483648", "-1", "99999999999999999999", "1x"}) {
+        for (const std::vector<std::string>& cmd :
+             {std::vector<std::string>{"query", "--db", db}, std::vector<std::string>{"anomalies", "--db", db},
+              std::vector<std::string>{"health", "--db", db, "--run-config"}}) {
+            std::vector<std::string> argv = {program("msmon")};
+            argv.insert(argv.end(), cmd.begin(), cmd.end());
+            argv.insert(argv.end(), {"--rank", rank});
+            const auto r = run(argv, env);
+            EXPECT_EQ(r.exit_code, 2) << cmd[0] << " --rank " << rank << ": " << r.out << r.err;
+            EXPECT_NE(r.err.find("--rank takes a rank, a whole number from 0 to 2147483647: " + rank + " is not one"),
+                      std::string::npos)
+                << cmd[0] << ": " << r.err;
+            EXPECT_TRUE(r.out.empty()) << cmd[0] << " --rank " << rank << " printed: " << r.out;
+        }
+    }
+    const auto top = run({program("msmon"), "query", "--db", db, "--rank", "2147483647"}, env);
+    EXPECT_EQ(top.exit_code, 0) << "the highest rank is a rank, not in this store: " << top.err;
+    EXPECT_NE(top.err.find("no rank 2147483647"), std::string::npos) << top.err;
+}
+
 TEST(CliContract, query_json_is_one_array_of_contract_objects_matching_the_csv) {
     TempDir tmp;
     const auto env = isolated_env(tmp);

@@ -225,8 +225,13 @@ AnomaliesView::AnomaliesView(SharedSelection& shared, IncidentIndex& incidents, 
     commands_ = {
         {"rule", "[R]", "only anomalies of rule R (none: every rule)",
          filter([this, text](const std::string& arg, std::string&) { return text(options_.filter.rule, arg); })},
-        {"rank", "[R]", "only rank R (none: every rank)", filter([this](const std::string& arg, std::string&) {
-             options_.filter.rank = arg.empty() ? std::nullopt : std::optional<int>(std::atoi(arg.c_str()));
+        {"rank", "[R]", "only rank R (none: every rank)", filter([this](const std::string& arg, std::string& message) {
+             const auto rank = parse_rank(arg);
+             if (!arg.empty() && !rank) {
+                 message = "not a rank (0 to 2147483647): " + arg;
+                 return false;
+             }
+             options_.filter.rank = rank;
              return true;
          })},
         {"kind", "[K]", "only kind K (none: every kind)",
