@@ -1,4 +1,5 @@
-// The msmon subcommands. Each returns the process exit code: 0 success, 1 runtime failure, 2 usage error.
+// The msmon subcommands. Each returns the process exit code: 0 success, 1 runtime failure, 2 usage error, 128 + the
+// signal for a one-shot ingest cut short (README, "Exit codes").
 #pragma once
 
 #include "core/args/arg_parser.hpp"

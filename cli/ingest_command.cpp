@@ -78,10 +78,10 @@ const CommandSpec kIngestSpec{
 // For the signal handler only. The handlers are installed first thing, so a stop that comes while the store opens
 // (a service stopped as it starts) is remembered and honoured once the engine exists, not lost to the default action.
 std::atomic<IngestEngine*> g_engine{nullptr};
-volatile std::sig_atomic_t g_stop_requested = 0;
+volatile std::sig_atomic_t g_stop_requested = 0;  // the signal that asked (SIGINT, SIGTERM), or 0
 
-extern "C" void on_stop_signal(int) {
-    g_stop_requested = 1;
+extern "C" void on_stop_signal(int sig) {
+    g_stop_requested = sig;
     if (IngestEngine* e = g_engine.load()) e->stop();
 }
 
@@ -392,6 +392,10 @@ int run_ingest_command(int argc, char** argv) {
     spdlog::info("ingest {} roots into {} (follow={})", options.roots.size(), db, options.follow);
     const bool ok = engine.run(error);
     g_engine.store(nullptr);
+    // A one-shot ingest cut short by a signal: what was read is committed, but the store is not the folder's. It
+    // exits 128 + the signal, saying so (it once said "ingested N files" and exited 0 with a third stored), and does
+    // not wait for ClickHouse or commands: the user asked it to stop.
+    const int interrupted = options.follow ? 0 : static_cast<int>(g_stop_requested);
     // Stopping a worker runs its task once more: the last rows ship, the last gauges are written.
     if (ship_worker) ship_worker->stop();
     if (prom_worker) prom_worker->stop();
@@ -401,16 +405,17 @@ int run_ingest_command(int argc, char** argv) {
         announce_incidents();
     }
     if (!options.follow) {
-        if (shipper) ship();
+        if (shipper && !interrupted) ship();
         if (gauges) write_gauges();
-        if (hook) announce_incidents();
+        if (hook && !interrupted) announce_incidents();
     }
     // One-shot: every queued run gets its turn (each ends at its timeout at the latest; at most 64 wait). Stopped
     // from --follow (a service being stopped): the running one may finish within its timeout, the rest are dropped
     // and counted.
     if (hook)
-        hook->finish(options.follow ? hook_timeout + std::chrono::seconds(1)
-                                    : hook_timeout * 65 + std::chrono::seconds(65));
+        hook->finish(interrupted      ? std::chrono::milliseconds(1000)
+                     : options.follow ? hook_timeout + std::chrono::seconds(1)
+                                      : hook_timeout * 65 + std::chrono::seconds(65));
     if (!ok) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -439,6 +444,7 @@ int run_ingest_command(int argc, char** argv) {
         j["repeats"] = summary.repeats;
         j["cross_rank_waiting_peak_bytes"] = c.cross_rank_peak_bytes.load();
         j["seconds"] = seconds;
+        if (interrupted) j["interrupted"] = interrupted == SIGINT ? "SIGINT" : "SIGTERM";
         if (hook) {
             const auto& h = hook->counters();
             j["on_incident"] = {{"ran", h.ran.load()},
@@ -458,12 +464,13 @@ int run_ingest_command(int argc, char** argv) {
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         std::printf(
-            "ingested %llu files: %llu rows, %llu values (store: %lld series, %lld ranks, %lld runs), "
+            "%s %llu files: %llu rows, %llu values (store: %lld series, %lld ranks, %lld runs), "
             "%llu malformed lines, %.3f s\nstore: %s\n",
-            static_cast<unsigned long long>(c.files.load()), static_cast<unsigned long long>(c.rows.load()),
-            static_cast<unsigned long long>(c.values.load()), static_cast<long long>(summary.series),
-            static_cast<long long>(summary.ranks), static_cast<long long>(summary.runs),
-            static_cast<unsigned long long>(c.issues.load()), seconds, db.c_str());
+            interrupted ? "interrupted in" : "ingested", static_cast<unsigned long long>(c.files.load()),
+            static_cast<unsigned long long>(c.rows.load()), static_cast<unsigned long long>(c.values.load()),
+            static_cast<long long>(summary.series), static_cast<long long>(summary.ranks),
+            static_cast<long long>(summary.runs), static_cast<unsigned long long>(c.issues.load()), seconds,
+            db.c_str());
         if (c.issues.load() > 0) std::printf("malformed lines are listed in the log (%s)\n", "msmon.log");
         if (hook) {
             const auto& h = hook->counters();
@@ -483,6 +490,12 @@ int run_ingest_command(int argc, char** argv) {
             std::printf("shipped %llu values to %s\n",
                         static_cast<unsigned long long>(shipper->counters().values.load()),
                         sink->target.text().c_str());
+    }
+    if (interrupted) {
+        std::fprintf(stderr,
+                     "msmon ingest: interrupted: %llu rows stored so far, of %llu files found; run it again to go on\n",
+                     static_cast<unsigned long long>(c.rows.load()), static_cast<unsigned long long>(c.files.load()));
+        return 128 + interrupted;
     }
     if (!ship_ok) {
         spdlog::error("not everything reached ClickHouse ({}); the rest ships on the next run with the same --db",
