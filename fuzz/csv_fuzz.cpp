@@ -1,5 +1,5 @@
 // libFuzzer target: msprobe statistics CSVs through csv_record (record boundaries, field splitting) and
-// msprobe_csv (header → schema, record → row), as the CSV consumer drives them.
+// msprobe_csv (header → schema, record → row, a header again mid-file), as the CSV consumer drives them.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -71,7 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!msmon::split_csv_fields(record, fields, scratch)) continue;
         check(!fields.empty());
         check_field_round_trip(fields);
-        if (!schema) {
+        // The first record is the header, and so is any later one that is (its lines are read by it), as the CSV
+        // consumer reads a file.
+        if (!schema || msmon::is_header_record(fields)) {
             schema = msmon::parse_csv_header(fields, error);
             if (schema) {
                 check(schema->op_cols.size() == schema->op_types.size());

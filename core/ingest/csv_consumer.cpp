@@ -59,11 +59,20 @@ void CsvConsumer::handle_header(TrackedFile& file, std::string_view record, std:
 
 void CsvConsumer::handle_data(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,
                               ConsumeResult& result) {
+    const bool split = split_csv_fields(record, fields_, scratch_);
+    // A header again mid-file: the lines after it are read by it (core/parse/msprobe_csv.hpp).
+    if (split && is_header_record(fields_)) {
+        spdlog::info("{} line {}: a header again; the lines after it are read by its columns", file.progress.path,
+                     line);
+        file.header_rejected = false;
+        handle_header(file, record, line, batch, result);
+        return;
+    }
     if (file.header_rejected || !file.schema) {
         issue(file, line, "row under an unusable header", record, batch, result);
         return;
     }
-    if (!split_csv_fields(record, fields_, scratch_)) {
+    if (!split) {
         issue(file, line, "bad quoting", record, batch, result);
         return;
     }

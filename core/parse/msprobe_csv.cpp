@@ -1,6 +1,7 @@
 // msprobe statistics CSVs: header → schema, record → typed row; exact numbers via from_chars.
 #include "core/parse/msprobe_csv.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -125,6 +126,10 @@ std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text,
     auto shared = std::make_shared<const CsvSchema>(std::move(*schema));
     if (known.size() < 4096) known.emplace(std::string(header_text), shared);  // bounded: headers are few
     return shared;
+}
+
+bool is_header_record(const std::vector<std::string_view>& fields) {
+    return std::find(fields.begin(), fields.end(), std::string_view("step")) != fields.end();
 }
 
 }  // namespace msmon

@@ -39,6 +39,11 @@ std::optional<CsvSchema> parse_csv_header(const std::vector<std::string_view>& h
 std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text,
                                                    const std::vector<std::string_view>& header, std::string& error);
 
+// Whether a record's fields are a header: a data row never holds the word "step" as a field (its step is a number).
+// A header again mid-file re-maps the columns of the lines after it (a writer that appended with another column
+// order, two files concatenated); its rows are never read by the header before it.
+bool is_header_record(const std::vector<std::string_view>& fields);
+
 // One data row, as views into the record (valid until the next record).
 struct CsvRow {
     std::string_view vpp_stage;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "tests/support/e2e_support.hpp"
@@ -266,6 +267,49 @@ TEST(HostileTree, rows_under_a_header_naming_a_column_twice_are_malformed_not_gu
     std::string error;
     EXPECT_EQ(sqlite_rows(db, "SELECT group_concat(DISTINCT kind) FROM tensor", error).at(0).at(0), "param_origin");
     EXPECT_NE(read_file(log_path(tmp)).find("column 'norm' appears twice in the header"), std::string::npos);
+}
+
+// A header again mid-file with the columns in another order (norm,max,min appended under min,max,norm): the row
+// under it was stored with min and norm swapped, and the header was logged only as "step is not an integer". The
+// lines after a header are read by it; the header is no malformed line; the same when the second header comes in
+// a later read of the followed file, and when the ingest resumes after it.
+TEST(HostileTree, a_header_again_mid_file_re_maps_the_columns_of_the_lines_after_it) {
+    TempDir tmp;
+    const std::string rank0 = tmp / "job/monitor_output/Nov22_10-00-00-rank0-0000abcd";
+    std::filesystem::create_directories(rank0);
+    const std::string file = rank0 + "/grad_reduced_0-3.csv";
+    write_file(file, "vpp_stage,name,step,min,max,norm\n0,w,0,-1.5,2.5,7.5\n0,w,1,-1.25,2.25,7.25\n");
+    const auto env = isolated_env(tmp);
+    const std::string db = tmp / "store.db";
+    auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db}, env);
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    append_file(file, "vpp_stage,name,step,norm,max,min\n0,w,2,9.5,3.5,-3.5\n");
+    ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db}, env);
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    EXPECT_NE(ingest.out.find(" 0 malformed lines"), std::string::npos)
+        << "the header is no malformed line: " << ingest.out;
+    append_file(file, "0,w,3,9.75,3.75,-3.75\n");  // read after a resume: by the header before it
+    ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db}, env);
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    std::string error;
+    std::map<std::string, std::string> got;
+    for (const auto& r : query_rows(db, {"--kind", "grad_reduced"}, env, error)) got[r.step + " " + r.op] = r.value;
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(got, (std::map<std::string, std::string>{{"0 min", "-1.5"},
+                                                       {"0 max", "2.5"},
+                                                       {"0 norm", "7.5"},
+                                                       {"1 min", "-1.25"},
+                                                       {"1 max", "2.25"},
+                                                       {"1 norm", "7.25"},
+                                                       {"2 min", "-3.5"},
+                                                       {"2 max", "3.5"},
+                                                       {"2 norm", "9.5"},
+                                                       {"3 min", "-3.75"},
+                                                       {"3 max", "3.75"},
+                                                       {"3 norm", "9.75"}}));
+    EXPECT_EQ(sqlite_rows(db, "SELECT count(*) FROM parse_issue", error).at(0).at(0), "0");
+    EXPECT_NE(read_file(log_path(tmp)).find("line 4: a header again; the lines after it are read by its columns"),
+              std::string::npos);
 }
 
 }  // namespace
