@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -143,6 +144,28 @@ TEST(ConfigCommand, a_config_nested_70000_levels_deep_is_refused_without_crashin
 // nothing in the trainer's folder: the new file has no name until it is complete (O_TMPFILE). Before, a
 // `.config.json.msmon-XXXXXX` stayed behind for every kill. The kill lands while the file is open for writing,
 // seen in /proc/PID/fd; the config stays whole, old or new.
+// A FIFO, a folder or /dev/zero given as the monitor config: `config show` and `config enable` blocked on the FIFO
+// until killed, read a folder as "the file is empty", and died of std::bad_alloc on /dev/zero. Each is refused at
+// once, named for what it is, exit 1, and nothing is written.
+TEST(ConfigCommand, a_fifo_a_folder_or_dev_zero_as_the_config_is_refused_at_once_by_what_it_is) {
+    TempDir tmp;
+    const auto env = isolated_env(tmp);
+    ASSERT_EQ(::mkfifo((tmp / "fifo.json").c_str(), 0644), 0);
+    std::filesystem::create_directories(tmp / "folder.json");
+    for (const auto& [path, what] : {std::pair<std::string, std::string>{tmp / "fifo.json", "(a FIFO)"},
+                                     {tmp / "folder.json", "(a folder)"},
+                                     {"/dev/zero", "(a device)"}}) {
+        for (const std::string verb : {"show", "enable"}) {
+            Background config({program("msmon"), "config", verb, path}, tmp.path(), env);
+            EXPECT_EQ(config.wait(std::chrono::seconds(20)), 1) << verb << " " << path << ": " << config.err();
+            EXPECT_NE(config.err().find("is not a regular file " + what), std::string::npos)
+                << verb << " " << path << ": " << config.err();
+        }
+    }
+    EXPECT_TRUE(std::filesystem::is_fifo(tmp / "fifo.json"));
+    EXPECT_TRUE(std::filesystem::is_empty(tmp / "folder.json"));
+}
+
 TEST(ConfigCommand, killed_while_writing_the_new_config_it_leaves_no_file_behind) {
     TempDir tmp;
     const std::string dir = tmp / "cfg", path = dir + "/config.json";
