@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/files/input_file.hpp"
+#include "core/files/input_limits.hpp"
 #include "core/ingest/issue_cap.hpp"
 #include "core/ingest/relaunch_runs.hpp"
 #include "core/parse/tensorboard_tags.hpp"
@@ -300,6 +302,26 @@ ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view byt
         }
         const std::string_view rest = bytes.substr(pos);
         const Frame f = next_frame(rest);
+        // A length past the bound on a record (256 MiB unless set), its CRC valid or not, is no record: streamed
+        // past, a length of 2^40 swallowed the rest of the file without a word. Named, and the next header looked
+        // for as after a length whose CRC fails.
+        const auto cap = static_cast<std::uint64_t>(input_limits().event_record);
+        if (f.status != FrameStatus::bad_length_crc && f.length > cap) {
+            std::size_t p = pos + 1;
+            for (; p + kTfRecordHeaderBytes <= bytes.size(); ++p) {
+                const Frame g = next_frame(bytes.substr(p));
+                if (g.status != FrameStatus::bad_length_crc && g.length <= cap && (g.size > 0 || g.length > 0)) break;
+            }
+            issue(file, record_no(),
+                  "record length " + std::to_string(f.length) + " at byte " + std::to_string(at(pos)) +
+                      " is past the bound on a record (" + byte_size_text(input_limits().event_record) +
+                      ", the limit " + kEventRecordLimit + " in msmon's settings): skipped " + std::to_string(p - pos) +
+                      " bytes to the next record header",
+                  batch, result);
+            resyncing = true;
+            pos = p;
+            continue;
+        }
         if (f.status == FrameStatus::incomplete) {
             if (f.size == 0 || f.size <= read_chunk) break;  // still being written: the offset stays at its start
             // Too large to hold in one read (a big graph_def): stream past it, checking its CRC on the way.

@@ -5,6 +5,7 @@
 // config (`msmon health --run-config`); rank_<R> folders of event files are no msprobe runs.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -122,6 +123,35 @@ TEST_F(TensorboardIngest, tf2_tensor_scalars_text_config_and_repeats) {
     ASSERT_EQ(error, "");
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0], (std::vector<std::string>{"2", "config", "1", "config: seq_length: 4096"}));
+}
+
+// A record header with a valid CRC and a length of 2^40: the reader streamed past "the record" and the rest of the
+// file went with it (202 values lost, 0 issues). A length past the bound on a record (256 MiB) is named and the next
+// record header looked for: the values after it are read.
+TEST_F(TensorboardIngest, a_crc_valid_length_of_2_to_the_40_is_named_and_the_records_after_it_are_read) {
+    const std::string dir = tmp_ / "tensorboard";
+    fs::create_directories(dir);
+    std::string bytes = frame_record(encode_file_version_event(1.0)) + scalar_record(1, "a", 1.0);
+    const std::size_t bogus_at = bytes.size();
+    std::string header(12, '\0');
+    const std::uint64_t length = std::uint64_t{1} << 40;
+    std::memcpy(header.data(), &length, 8);
+    const std::uint32_t crc = mask_crc(crc32c(header.data(), 8));
+    std::memcpy(header.data() + 8, &crc, 4);
+    bytes += header;
+    for (int step = 2; step <= 201; ++step) bytes += scalar_record(step, "a", step);
+    write_file(dir + "/events.out.tfevents.1700000000.host", bytes);
+    const Ingest in = ingest(tmp_, dir, db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(in.rows, 201) << in.out;
+    EXPECT_EQ(in.errors, 1) << in.out;
+    std::string error;
+    const auto issues = sqlite_rows(db_, "SELECT reason FROM parse_issue", error);
+    ASSERT_EQ(issues.size(), 1u) << error;
+    EXPECT_EQ(issues[0][0], "record length 1099511627776 at byte " + std::to_string(bogus_at) +
+                                " is past the bound on a record (256 MiB, the limit limits.event_record_mib in msmon's "
+                                "settings): skipped 12 bytes to the next record header");
+    EXPECT_EQ(tensorboard_values(tmp_, db_).size(), 201u);
 }
 
 TEST_F(TensorboardIngest, large_graph_def_crc_error_and_cut_record) {
