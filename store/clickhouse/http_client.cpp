@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/files/input_file.hpp"
+#include "core/files/input_limits.hpp"
 #include "store/clickhouse/host_addresses.hpp"
 
 namespace msmon {
@@ -102,12 +104,23 @@ bool send_all(int fd, std::string_view data, std::chrono::steady_clock::time_poi
     return true;
 }
 
-// Reads until the peer closes (the request said Connection: close).
+// An answer past a bound: what the message says, naming the setting that raises it.
+std::string past_bound(const char* what, std::int64_t bound, const char* setting) {
+    return std::string("the server's answer is larger than ") + byte_size_text(bound) + " " + what + " (the limit " +
+           setting + " in msmon's settings): not read";
+}
+
+// Reads until the peer closes (the request said Connection: close), at most the bound on an answer (and its head).
 bool read_all(int fd, std::string& out, std::chrono::steady_clock::time_point deadline, std::string& error) {
+    const auto bound = static_cast<std::size_t>(input_limits().clickhouse_answer) + 65536;
     char buf[65536];
     while (true) {
         const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
         if (n > 0) {
+            if (out.size() + static_cast<std::size_t>(n) > bound) {
+                error = past_bound("as sent", input_limits().clickhouse_answer, kClickHouseAnswerLimit);
+                return false;
+            }
             out.append(buf, static_cast<std::size_t>(n));
         } else if (n == 0) {
             return true;
@@ -133,13 +146,13 @@ bool dechunk(std::string_view in, std::string& out) {
         const std::size_t size = std::strtoul(std::string(in.substr(pos, eol - pos)).c_str(), nullptr, 16);
         pos = eol + 2;
         if (size == 0) return true;
-        if (pos + size > in.size()) return false;
+        if (pos > in.size() || size > in.size() - pos) return false;
         out.append(in.substr(pos, size));
         pos += size + 2;
     }
 }
 
-bool parse_response(const std::string& raw, HttpResponse& r) {
+bool parse_response(const std::string& raw, HttpResponse& r, std::string& error) {
     const auto head_end = raw.find("\r\n\r\n");
     if (head_end == std::string::npos || raw.compare(0, 5, "HTTP/") != 0) return false;
     const auto sp = raw.find(' ');
@@ -169,7 +182,13 @@ bool parse_response(const std::string& raw, HttpResponse& r) {
         if (length >= 0 && static_cast<std::size_t>(length) > body.size()) return false;
         plain.assign(body.substr(0, length >= 0 ? static_cast<std::size_t>(length) : body.size()));
     }
-    if (gzipped) return gunzip(plain, r.body);
+    if (gzipped) {
+        const auto bound = static_cast<std::size_t>(input_limits().clickhouse_inflated);
+        if (gunzip(plain, r.body, bound)) return true;
+        if (r.body.size() > bound)
+            error = past_bound("inflated", input_limits().clickhouse_inflated, kClickHouseInflatedLimit);
+        return false;
+    }
     r.body = std::move(plain);
     return true;
 }
@@ -210,10 +229,13 @@ HttpResponse HttpClient::request(const char* method, const std::string& target, 
     if (!send_all(fd, head, deadline, r.error) || !send_all(fd, body, deadline, r.error)) return r;
     ::shutdown(fd, SHUT_WR);
     if (!read_all(fd, raw, deadline, r.error)) return r;
-    if (!parse_response(raw, r)) {
+    std::string error;
+    if (!parse_response(raw, r, error)) {
         r.status = 0;
         r.body.clear();
-        r.error = raw.empty() ? "connection closed without a response" : "malformed or truncated HTTP response";
+        r.error = !error.empty() ? error
+                  : raw.empty()  ? "connection closed without a response"
+                                 : "malformed or truncated HTTP response";
     }
     return r;
 }
@@ -232,7 +254,7 @@ std::string gzip_compress(std::string_view data, int level) {
     return out;
 }
 
-bool gunzip(std::string_view data, std::string& out) {
+bool gunzip(std::string_view data, std::string& out, std::size_t bound) {
     z_stream z{};
     if (inflateInit2(&z, 15 + 32) != Z_OK) return false;
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
@@ -245,6 +267,7 @@ bool gunzip(std::string_view data, std::string& out) {
         rc = inflate(&z, Z_NO_FLUSH);
         if (rc != Z_OK && rc != Z_STREAM_END) break;
         out.append(buf, sizeof buf - z.avail_out);
+        if (out.size() > bound) break;                                 // a bomb: stops past the bound
         if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) break;  // truncated input
     }
     inflateEnd(&z);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -33,9 +34,10 @@ private:
     std::chrono::milliseconds timeout_;
 };
 
-// zlib gzip framing; gunzip returns false on corrupt input.
+// zlib gzip framing; gunzip returns false on corrupt input, or once `out` grew past `bound` (a bomb: 2 MB that
+// inflate to 2 GB).
 std::string gzip_compress(std::string_view data, int level = 3);
-bool gunzip(std::string_view data, std::string& out);
+bool gunzip(std::string_view data, std::string& out, std::size_t bound = std::numeric_limits<std::size_t>::max());
 
 // Percent-encodes a URL query value.
 std::string url_encode(std::string_view text);
