@@ -1,5 +1,6 @@
-// One command at a time through posix_spawn: its own process group (so a timeout kills what it started too),
-// default signal handling, no descriptor of ours but its stdin, stdout and stderr.
+// One command at a time through posix_spawn: its own process group, and every process it starts followed
+// (core/notify/process_tree: a setsid() child leaves the group), so that a timeout kills all it started; default
+// signal handling, no descriptor of ours but its stdin, stdout and stderr.
 #include "core/notify/hook_runner.hpp"
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/notify/process_tree.hpp"
 #include "core/text/display_escape.hpp"
 
 extern char** environ;
@@ -181,7 +183,9 @@ void HookRunner::run_one(const HookEvent& event) {
     int status = 0;
     bool exited = false, killed = false;
     Clock::time_point term_sent{};
+    ProcessTree started(pid);  // what it started, setsid() children included
     while (!exited) {
+        started.refresh();
         // Reap first: a command that left a background child holding its output open has still ended.
         const pid_t w = ::waitpid(pid, &status, WNOHANG);
         if (w == pid) {
@@ -190,11 +194,11 @@ void HookRunner::run_one(const HookEvent& event) {
         }
         const auto now = Clock::now();
         if (!killed && (now >= deadline || abort_.load())) {
-            ::kill(-pid, SIGTERM);
+            started.signal_all(SIGTERM);
             killed = true;
             term_sent = now;
         } else if (killed && now >= term_sent + kKillGrace) {
-            ::kill(-pid, SIGKILL);
+            started.signal_all(SIGKILL);
         }
         pollfd fds[2];
         nfds_t n = 0;
@@ -240,7 +244,10 @@ void HookRunner::run_one(const HookEvent& event) {
     timespec zero{0, 0};
     while (::sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
     }
-    if (killed) ::kill(-pid, SIGKILL);  // whatever the command started and left behind
+    if (killed) {  // whatever the command started and left behind, in its group or out of it
+        started.refresh();
+        started.signal_all(SIGKILL);
+    }
     if (output.size() > kOutputTail) output.erase(0, output.size() - kOutputTail);
     const std::string tail = output.empty() ? "" : " (its output ended: " + output + ")";
     if (killed && abort_.load() && Clock::now() < deadline) return fail("was ended: msmon was stopping" + tail);

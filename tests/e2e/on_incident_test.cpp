@@ -171,6 +171,28 @@ TEST(OnIncident, a_command_that_hangs_is_killed_with_what_it_started_at_its_time
     if (!process_gone(child)) ::kill(child, SIGKILL);
 }
 
+// A command whose child calls setsid() leaves the command's process group: killing the group at the timeout left
+// it running (issue 34, item 14). Everything the command started is followed and killed, in its group or not.
+TEST(OnIncident, a_child_that_leaves_the_commands_process_group_is_killed_at_the_timeout_too) {
+    TempDir tmp;
+    const auto sim = run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--params", "4", "--steps", "12",
+                          "--faults", "nan@5:r0"},
+                         isolated_env(tmp));
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    const std::string cmd = "setsid sh -c 'echo $$ > \"" + tmp.path() + "/escaped.pid\"; exec sleep 300' & sleep 300";
+    const auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "s.db", "--json", "--on-incident",
+                             cmd, "--on-incident-timeout", "2"},
+                            isolated_env(tmp));
+    ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+    EXPECT_NE(ingest.err.find("ran past its timeout of 2000 ms and was killed"), std::string::npos) << ingest.err;
+    ASSERT_TRUE(std::filesystem::exists(tmp / "escaped.pid")) << "the command never started its child";
+    const pid_t escaped = std::stoi(read_file(tmp / "escaped.pid"));
+    EXPECT_NE(::getsid(escaped), ::getsid(0)) << "the child did not leave the session (setsid)";
+    EXPECT_GE(wait_until([&] { return process_gone(escaped); }, milliseconds(3000)).count(), 0)
+        << "the command's setsid child " << escaped << " outlived its timeout";
+    if (!process_gone(escaped)) ::kill(escaped, SIGKILL);
+}
+
 TEST(OnIncident, hostile_module_names_reach_the_command_only_escaped_inside_the_json) {
     TempDir tmp;
     // A tensor whose name is shell text, quotes and an escape sequence, finite for three steps, then NaN.
