@@ -10,12 +10,14 @@ namespace msmon {
 
 BatchCommitter::BatchCommitter(IngestStore& store, IngestCounters& counters,
                                std::function<void(const CommitInfo&)> on_commit,
-                               std::function<void(const std::string&)> on_notice, std::size_t capacity)
+                               std::function<void(const std::string&)> on_notice, std::size_t capacity,
+                               const std::atomic<bool>* stopping)
     : store_(store),
       counters_(counters),
       on_commit_(std::move(on_commit)),
       on_notice_(std::move(on_notice)),
       capacity_(capacity),
+      stopping_(stopping),
       thread_([this] { loop(); }) {}
 
 BatchCommitter::~BatchCommitter() {
@@ -50,6 +52,11 @@ std::string BatchCommitter::refused() {
     return refused_;
 }
 
+std::size_t BatchCommitter::dropped_on_stop() {
+    std::lock_guard lock(mu_);
+    return dropped_on_stop_;
+}
+
 void BatchCommitter::loop() {
     auto delay = std::chrono::milliseconds(50);
     long failed_attempts = 0;  // in a row, for the batch at the head of the queue
@@ -81,8 +88,18 @@ void BatchCommitter::loop() {
             const std::string msg = std::string("store commit failed, reading paused, will retry: ") + e.what();
             spdlog::error("{}", msg);
             if (on_notice_) on_notice_(msg);
+            // The retry waits in slices, looking at `stopping` (a signal handler can only set a flag): once the
+            // process is asked to stop, what failed is dropped rather than retried without end (a full disk).
+            const auto retry_at = std::chrono::steady_clock::now() + delay;
             std::unique_lock lock(mu_);
-            cv_.wait_for(lock, delay, [&] { return abandon_; });
+            while (!abandon_ && !(stopping_ && stopping_->load()) && std::chrono::steady_clock::now() < retry_at)
+                cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(
+                                       kStopCheck, retry_at - std::chrono::steady_clock::now()));
+            if (!abandon_ && stopping_ && stopping_->load()) {
+                dropped_on_stop_ = queue_.size();
+                abandon_ = true;
+                cv_.notify_all();  // a reader waiting to push goes on
+            }
             if (abandon_) return;
             delay = std::min(delay * 2, std::chrono::milliseconds(5000));
             continue;

@@ -777,7 +777,8 @@ struct IngestEngine::Impl {
             }
         }
         watcher_ptr.store(watcher.get());
-        committer = std::make_unique<BatchCommitter>(store, owner.counters_, owner.on_commit, owner.on_notice);
+        committer =
+            std::make_unique<BatchCommitter>(store, owner.counters_, owner.on_commit, owner.on_notice, 3, &stopping);
         detectors->set_wait_committed([this] { committer->wait_committed(); });
 
         for (const auto& r : options.roots) real_roots.push_back(canonical(r));
@@ -822,6 +823,9 @@ struct IngestEngine::Impl {
         detectors->finish(batch);
         flush();
         committer->finish(false);
+        if (const std::size_t dropped = committer->dropped_on_stop())
+            notice("stopped while the store could not commit (" + std::to_string(dropped) +
+                   " batches not stored): what was committed stays; their files are read again from there next time");
         return !refused(error);
     }
 };
