@@ -1,0 +1,41 @@
+// The TUI on a job folder another user planted FIFOs in: `health_ckpts.json` and the monitor config given with
+// --config are FIFOs. A plain open blocked on them: the TUI stopped updating, ignored q and Ctrl-C, and only
+// SIGKILL ended it (issue 34, items 1 and 2). The user sees the ranks, the Config tab names the FIFO, the status line
+// counts the file not read, and q ends the program.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tests/support/e2e_support.hpp"
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(TuiHostileFiles, fifos_as_the_health_file_and_the_config_are_named_and_q_still_quits) {
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    TempDir tmp;
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "5"}, isolated_env(tmp));
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    std::filesystem::create_directories(tmp / "job/output");
+    ASSERT_EQ(::mkfifo((tmp / "job/output/health_ckpts.json").c_str(), 0644), 0);
+    ASSERT_EQ(::mkfifo((tmp / "config.json").c_str(), 0644), 0);
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --config " + (tmp / "config.json"), 150, 40,
+                  tmux_env(tmp));
+    std::string screen = t.wait_for("1 malformed", milliseconds(30000));
+    ASSERT_FALSE(screen.empty()) << "the FIFO is not counted as a file not read:\n" << t.capture();
+    EXPECT_NE(screen.find("2 ranks"), std::string::npos) << screen;
+    t.send_keys("5");
+    screen = t.wait_for("is not a regular file (a FIFO)", milliseconds(20000));
+    EXPECT_FALSE(screen.empty()) << t.capture();
+    t.send_keys("q");
+    EXPECT_TRUE(t.wait_exit()) << "q did not end msmon-tui:\n" << t.capture();
+}
+
+}  // namespace
+}  // namespace msmon::test
