@@ -37,5 +37,33 @@ TEST(TuiHostileFiles, fifos_as_the_health_file_and_the_config_are_named_and_q_st
     EXPECT_TRUE(t.wait_exit()) << "q did not end msmon-tui:\n" << t.capture();
 }
 
+// A watched config replaced by a FIFO (renamed over it) froze the TUI. The Config tab says the file changed and
+// what it is now, and the TUI goes on.
+TEST(TuiHostileFiles, a_watched_config_replaced_by_a_fifo_is_named_and_the_tui_goes_on) {
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    TempDir tmp;
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--steps", "5"}, isolated_env(tmp));
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    write_file(tmp / "config.json",
+               R"({"targets": {}, "dynamic_on": false, "collect_times": 1, "format": "csv", "ops": ["norm"]})");
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --config " + (tmp / "config.json"), 150, 40,
+                  tmux_env(tmp));
+    ASSERT_FALSE(t.wait_for("2 ranks", milliseconds(30000)).empty()) << t.capture();
+    t.send_keys("5");
+    ASSERT_FALSE(t.wait_for("msprobe accepts this version", milliseconds(20000)).empty()) << t.capture();
+    ASSERT_EQ(::mkfifo((tmp / "planted").c_str(), 0644), 0);
+    std::filesystem::rename(tmp / "planted", tmp / "config.json");
+    EXPECT_FALSE(
+        t.wait_for("the file changed and cannot be read: " + (tmp / "config.json") + " is not a regular file (a FIFO)",
+                   milliseconds(20000))
+            .empty())
+        << t.capture();
+    t.send_keys("1");
+    EXPECT_FALSE(t.wait_for("rank   history", milliseconds(20000)).empty()) << "the TUI froze:\n" << t.capture();
+    t.send_keys("q");
+    EXPECT_TRUE(t.wait_exit()) << "q did not end msmon-tui:\n" << t.capture();
+}
+
 }  // namespace
 }  // namespace msmon::test
