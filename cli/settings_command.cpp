@@ -48,6 +48,12 @@ int run_settings_command(int argc, char** argv) {
         j["on_incident"] = {{"command", s.on_incident}, {"timeout_s", s.on_incident_timeout_s}};
         j["theme"] = s.theme;
         j["x_axis"] = s.x_axis;
+        const auto mib = [](std::int64_t bytes) { return bytes / InputLimits::kMiB; };
+        j["limits"] = {{"json_document_mib", mib(s.limits.json_document)},
+                       {"prom_file_mib", mib(s.limits.prom_file)},
+                       {"clickhouse_answer_mib", mib(s.limits.clickhouse_answer)},
+                       {"clickhouse_inflated_mib", mib(s.limits.clickhouse_inflated)},
+                       {"event_record_mib", mib(s.limits.event_record)}};
         j["problems"] = loaded.messages();
         std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
@@ -58,6 +64,14 @@ int run_settings_command(int argc, char** argv) {
         std::printf("on_incident.command = %s\non_incident.timeout_s = %g\ntheme = %s\nx_axis = %s\n",
                     s.on_incident.empty() ? "(none)" : escape_for_terminal(s.on_incident).c_str(),
                     s.on_incident_timeout_s, s.theme.c_str(), s.x_axis.c_str());
+        std::printf(
+            "limits.json_document_mib = %lld\nlimits.prom_file_mib = %lld\nlimits.clickhouse_answer_mib = %lld\n"
+            "limits.clickhouse_inflated_mib = %lld\nlimits.event_record_mib = %lld\n",
+            static_cast<long long>(s.limits.json_document / InputLimits::kMiB),
+            static_cast<long long>(s.limits.prom_file / InputLimits::kMiB),
+            static_cast<long long>(s.limits.clickhouse_answer / InputLimits::kMiB),
+            static_cast<long long>(s.limits.clickhouse_inflated / InputLimits::kMiB),
+            static_cast<long long>(s.limits.event_record / InputLimits::kMiB));
         for (const auto& m : loaded.messages())
             std::fprintf(stderr, "msmon settings: %s\n", escape_for_terminal(m).c_str());
     }

@@ -54,6 +54,19 @@ TEST(MsmonSettings, forty_thousand_keys_are_read_in_one_pass_each_with_its_line)
     EXPECT_EQ(loaded.problems[0].line, 40004) << loaded.problems[0].message;
 }
 
+// [limits]: the bounds on what is read, in MiB; a wrong one is named and keeps its default.
+TEST(MsmonSettings, limits_are_whole_mebibytes_and_a_wrong_one_keeps_its_default) {
+    const auto loaded = parse_settings("/c/config.toml",
+                                       "[limits]\njson_document_mib = 8\nprom_file_mib = 0\nevent_record_mib = 1.5\n");
+    EXPECT_EQ(loaded.settings.limits.json_document, 8 * InputLimits::kMiB);
+    EXPECT_EQ(loaded.settings.limits.prom_file, InputLimits{}.prom_file);
+    EXPECT_EQ(loaded.settings.limits.event_record, InputLimits{}.event_record);
+    const auto messages = loaded.messages();
+    ASSERT_EQ(messages.size(), 2u);
+    EXPECT_EQ(messages[0], "/c/config.toml line 4: limits.event_record_mib must be a whole number of MiB, 1 to 65536");
+    EXPECT_EQ(messages[1], "/c/config.toml line 3: limits.prom_file_mib must be a whole number of MiB, 1 to 65536");
+}
+
 TEST(MsmonSettings, json_that_does_not_parse_says_where) {
     const auto loaded = parse_settings("/c/config.json", "{\n  \"theme\": \"mono\",\n  \"notify\": {bell: true}\n}\n");
     ASSERT_EQ(loaded.problems.size(), 1u);
