@@ -59,7 +59,8 @@ void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
     if (known != known_.end() && known->second.size == now.size && known->second.mtime_ns == now.mtime_ns &&
         !retries_.count(path))
         return;
-    const auto refuse = [&](const std::string& why) {
+    // This state of the file is done with, and why it gave nothing is its issue (line 0: the file as a whole).
+    const auto give_up = [&](const std::string& reason) {
         retries_.erase(path);
         known_[path] = now;
         batch.whole_files.push_back(now);
@@ -68,15 +69,15 @@ void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
             p.file_id = file.progress.id;
             p.path = path;
             p.line = 0;
-            p.reason = "not read: it " + why;
+            p.reason = reason;
             return p;
         });
         batch.files.push_back(file.progress);  // the file row must exist for the issue to name it
     };
-    if (!in.ok()) return refuse(in.error());  // "is a FIFO, not a regular file"
+    if (!in.ok()) return give_up("not read: it " + in.error());  // "is a FIFO, not a regular file"
     std::string text;
     if (!in.read_all(text, input_limits().json_document, kJsonDocumentLimit)) {
-        if (in.too_large()) return refuse(in.error());
+        if (in.too_large()) return give_up("not read: it " + in.error());
         notice_("'" + path + "' " + in.error());
         return;
     }
@@ -114,22 +115,10 @@ void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
         error = "still empty or cut off after " + std::to_string(kMaxAttempts) + " reads";
         outcome = ParseOutcome::invalid;
     }
+    if (outcome == ParseOutcome::invalid) return give_up("unreadable JSON: " + error);
     retries_.erase(path);
     known_[path] = now;
     batch.whole_files.push_back(now);
-    if (outcome == ParseOutcome::invalid) {
-        add_issue(file.progress, batch, [&] {
-            ParseIssue p;
-            p.file_id = file.progress.id;
-            p.path = path;
-            p.line = 0;
-            p.reason = "unreadable JSON: " + error;
-            return p;
-        });
-        // The file row must exist for the issue to name it.
-        batch.files.push_back(file.progress);
-        return;
-    }
     for (auto& a : anomalies) {
         a.score = anomaly_score(a);
         batch.anomalies.push_back(std::move(a));
