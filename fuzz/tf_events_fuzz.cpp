@@ -78,7 +78,8 @@ ReadOutcome read_all(std::string_view file, std::size_t chunk, std::size_t read_
     while (out.consumed < file.size() || available < file.size()) {
         available = std::min(file.size(), available + chunk);
         const std::string_view bytes = file.substr(out.consumed, available - out.consumed);
-        const msmon::ConsumeResult r = consumer->consume(f, bytes, batch, read_chunk);
+        const msmon::ConsumeResult r =
+            consumer->consume(f, bytes, static_cast<std::int64_t>(available), batch, read_chunk);
         check(r.consumed <= bytes.size());
         check(r.rows <= batch.rows.size());
         out.consumed += r.consumed;

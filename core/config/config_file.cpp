@@ -12,46 +12,11 @@
 #include <thread>
 
 #include "core/config/ordered_json_parse.hpp"
+#include "core/files/input_limits.hpp"
 #include "core/files/replacement_file.hpp"
 #include "core/text/json_depth.hpp"
 
 namespace msmon {
-
-namespace {
-
-constexpr off_t kMaxConfigBytes = 16 << 20;  // msprobe's configs are a few KB; /dev/zero-like sizes are refused
-
-// The whole file from `fd` (closed here). False with `error` when it cannot be read or is too large.
-bool read_all(int fd, std::string& text, std::string& error) {
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && st.st_size > kMaxConfigBytes) {
-        ::close(fd);
-        error = "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a monitor config";
-        return false;
-    }
-    text.clear();
-    char buf[65536];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            error = std::strerror(errno);
-            ::close(fd);
-            return false;
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (static_cast<off_t>(text.size()) > kMaxConfigBytes) {
-            ::close(fd);
-            error = "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a monitor config";
-            return false;
-        }
-    }
-    ::close(fd);
-    return true;
-}
-
-}  // namespace
 
 std::optional<PinnedFile> pin_monitor_config(const ConfigTarget& target, std::string& error) {
     return PinnedFile::pin(target.path, target.follow_links ? LinkPolicy::any : LinkPolicy::trusted_folders,
@@ -99,10 +64,16 @@ ConfigRead read_monitor_config(const PinnedFile& file, int attempts) {
             return r;
         }
         r.mtime = st.st_mtim;
-        const int fd = file.open_for_reading(r.error);
+        InputFile in = file.open_for_reading(r.error);
         std::string text;
-        if (fd < 0 || !read_all(fd, text, r.error)) {
-            r.status = ConfigRead::Status::invalid;  // a link, a FIFO, a folder, too large: no retry makes it right
+        if (!in.ok()) {
+            // A link, a FIFO, a folder, a device: no retry makes it right.
+            r.status = in.missing() ? ConfigRead::Status::missing : ConfigRead::Status::invalid;
+            return r;
+        }
+        if (!in.read_all(text, input_limits().json_document, kJsonDocumentLimit)) {
+            r.error = file.shown() + " " + in.error();
+            r.status = ConfigRead::Status::invalid;
             return r;
         }
         if (parse_monitor_config_text(text, r.doc, r.error)) {

@@ -42,16 +42,10 @@ double wait_for_quiet(const PinnedFile& file, const SaveTiming& timing) {
 
 // Keeps the replaced file open across the rename, to see a write-back that lands on it.
 struct OpenedFile {
-    int fd = -1;
-    explicit OpenedFile(const PinnedFile& file) {
-        std::string ignored;
-        fd = file.open_for_reading(ignored);
-    }
-    ~OpenedFile() {
-        if (fd >= 0) ::close(fd);
-    }
-    OpenedFile(const OpenedFile&) = delete;
-    OpenedFile& operator=(const OpenedFile&) = delete;
+    std::string ignored;
+    InputFile in;
+    int fd;
+    explicit OpenedFile(const PinnedFile& file) : in(file.open_for_reading(ignored)), fd(in.fd()) {}
 };
 
 std::string what_changed(const json& ours, const json& now) {

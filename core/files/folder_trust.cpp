@@ -13,6 +13,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/files/input_file.hpp"
+
 namespace msmon {
 
 namespace {
@@ -137,33 +139,23 @@ TrustedRead read_trusted_file(const std::string& path, const std::string& home, 
             error = path + " is refused: it is a link to " + real + ", and " + why + fix;
             return TrustedRead::refused;
         }
-    const int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        error = std::string("cannot be read: ") + std::strerror(errno);
+    InputFile in = InputFile::open(real, InputLinks::refuse);  // a link swapped in since realpath: refused
+    if (!in.ok() && !in.not_regular()) {
+        error = "cannot be read: " + in.error();
         return TrustedRead::refused;
     }
-    struct stat st {};
-    std::string why;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) why = "is not a regular file";
-    else if (st.st_size > kMaxTrustedFileBytes) why = "is larger than 1 MiB";
-    else why = owner_or_write_problem(st);
+    const std::string why = !in.ok() ? in.error()
+                            : in.status().st_size > kMaxTrustedFileBytes
+                                ? "is larger than " + byte_size_text(kMaxTrustedFileBytes)
+                                : owner_or_write_problem(in.status());
     if (!why.empty()) {
-        ::close(fd);
         error = "refused: " + (real != path ? "its target " + real + " " : std::string("it ")) + why + fix;
         return TrustedRead::refused;
     }
-    text.clear();
-    char chunk[65536];
-    for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || static_cast<off_t>(text.size()) + n > kMaxTrustedFileBytes) {
-            ::close(fd);
-            error = std::string("cannot be read: ") + (n < 0 ? std::strerror(errno) : "larger than 1 MiB");
-            return TrustedRead::refused;
-        }
-        text.append(chunk, static_cast<std::size_t>(n));
+    if (!in.read_all(text, kMaxTrustedFileBytes, "")) {
+        error = "cannot be read: it " + in.error();
+        return TrustedRead::refused;
     }
-    ::close(fd);
     return TrustedRead::ok;
 }
 

@@ -41,6 +41,7 @@ InputFile InputFile::open_at(int dir_fd, const std::string& name, InputLinks lin
                      : link                              ? Problem::not_regular
                                                          : Problem::failed;
         f.error_ = link ? "is a symbolic link: msmon does not read through it here" : std::string(std::strerror(errno));
+        if (link) f.st_.st_mode = S_IFLNK;  // O_NOFOLLOW's ELOOP: the name is a link
         return f;
     }
     f.check(fd);
@@ -91,7 +92,8 @@ bool InputFile::read_all(std::string& text, std::int64_t cap, const std::string&
     if (!ok()) return false;
     const auto too_large = [&] {
         problem_ = Problem::too_large;
-        error_ = "is larger than " + byte_size_text(cap) + " (the limit " + cap_setting + " in msmon's settings)";
+        error_ = "is larger than " + byte_size_text(cap) +
+                 (cap_setting.empty() ? "" : " (the limit " + cap_setting + " in msmon's settings)");
         return false;
     };
     if (st_.st_size > cap) return too_large();

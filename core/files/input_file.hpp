@@ -42,11 +42,12 @@ public:
     bool not_regular() const { return problem_ == Problem::not_regular; }
     bool too_large() const { return problem_ == Problem::too_large; }
     int fd() const { return fd_; }
-    const struct stat& status() const { return st_; }  // also of a file refused as not regular
+    const struct stat& status() const { return st_; }  // also of a file refused as not regular (a link: S_IFLNK)
     const std::string& error() const { return error_; }
 
     // The whole file into `text`, at most `cap` bytes. More (the file grew past it, or it is larger): false, with
-    // error() "is larger than 64 MiB (the limit limits.json_document_mib in msmon's settings)".
+    // error() "is larger than 64 MiB (the limit limits.json_document_mib in msmon's settings)" ("is larger than 1 MiB"
+    // for a bound that is no setting: "").
     bool read_all(std::string& text, std::int64_t cap, const std::string& cap_setting);
 
 private:

@@ -266,29 +266,14 @@ bool PinnedFile::stat_now(struct stat& st) const {
     return ::fstatat(folder_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-int PinnedFile::open_for_reading(std::string& error) const {
-    const int fd = ::openat(folder_, name_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        error = errno == ELOOP ? shown_ +
-                                     " became a symbolic link since msmon looked (someone is swapping it): "
-                                     "msmon does not read or write through it"
-                               : std::string(std::strerror(errno));
-        return -1;
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        error = shown_ + " is not a regular file (" +
-                (S_ISFIFO(st.st_mode)                         ? "a FIFO"
-                 : S_ISDIR(st.st_mode)                        ? "a folder"
-                 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                 : S_ISSOCK(st.st_mode)                       ? "a socket"
-                                                              : "not a file") +
-                ")";
-        return -1;
-    }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
+InputFile PinnedFile::open_for_reading(std::string& error) const {
+    InputFile f = InputFile::open_at(folder_, name_, InputLinks::refuse);
+    if (!f.ok())
+        error = S_ISLNK(f.status().st_mode) ? shown_ +
+                                                  " became a symbolic link since msmon looked (someone is swapping "
+                                                  "it): msmon does not read or write through it"
+                                            : shown_ + " " + f.error();
+    return f;
 }
 
 int PinnedFile::open_folder_for_sync() const {

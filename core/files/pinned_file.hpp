@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "core/files/input_file.hpp"
+
 namespace msmon {
 
 // Which symbolic links pinning follows. A link someone else owns can be repointed by them at any moment.
@@ -39,9 +41,9 @@ public:
 
     // The name's stat now, never following a link (ENOENT and the like: false).
     bool stat_now(struct stat& st) const;
-    // Opens the name for reading: never through a link, never blocking on a FIFO, a regular file only. -1 with
-    // `error` otherwise.
-    int open_for_reading(std::string& error) const;
+    // Opens the name as an input (core/files/input_file.hpp): never through a link, never blocking on a FIFO, a
+    // regular file only. When not ok(), `error` says why, after the path as given.
+    InputFile open_for_reading(std::string& error) const;
     // An O_RDONLY descriptor of the folder, for fsync (an O_PATH one cannot be synced); -1 on failure.
     int open_folder_for_sync() const;
 

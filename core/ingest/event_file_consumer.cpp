@@ -86,6 +86,15 @@ std::uint32_t load32(const char* p) {
     return v;
 }
 
+// Where the first whole record (both CRCs valid, its length within `cap`) starts at or after `from`; npos if none.
+std::size_t next_whole_record(std::string_view bytes, std::size_t from, std::uint64_t cap) {
+    for (std::size_t p = from; p + kTfRecordHeaderBytes + kTfRecordFooterBytes <= bytes.size(); ++p) {
+        const Frame g = next_frame(bytes.substr(p));
+        if (g.status == FrameStatus::record && g.length <= cap) return p;
+    }
+    return std::string_view::npos;
+}
+
 }  // namespace
 
 std::string EventFileContext::serialize() const {
@@ -263,8 +272,8 @@ void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, s
     }
 }
 
-ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch,
-                                         std::size_t read_chunk) {
+ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size,
+                                         RecordBatch& batch, std::size_t read_chunk) {
     ConsumeResult result;
     if (file.progress.offset == 0) contexts_.erase(file.progress.id);  // a new or restarted file
     auto [cit, fresh] = contexts_.try_emplace(file.progress.id);
@@ -322,9 +331,28 @@ ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view byt
             pos = p;
             continue;
         }
+        if (f.status == FrameStatus::incomplete && f.size > 0 &&
+            f.size > static_cast<std::uint64_t>(std::max<std::int64_t>(file_size - at(pos), 0))) {
+            // The record runs past the file's end. A writer mid-record has written nothing after it; a whole
+            // record after its header says the length is no record's (a length of 100 MB in a 1 MB file streamed
+            // past everything after it, and past what was appended later). Named, and read on from that record.
+            // Otherwise it waits at its start until the file holds it whole.
+            const std::size_t next = next_whole_record(bytes, pos + 1, cap);
+            if (next == std::string_view::npos) break;
+            issue(file, record_no(),
+                  "record length " + std::to_string(f.length) + " at byte " + std::to_string(at(pos)) +
+                      " runs past the file's end (" + std::to_string(file_size) + " bytes) and a whole record " +
+                      "starts at byte " + std::to_string(at(next)) + ": skipped " + std::to_string(next - pos) +
+                      " bytes to it",
+                  batch, result);
+            resyncing = true;
+            pos = next;
+            continue;
+        }
         if (f.status == FrameStatus::incomplete) {
-            if (f.size == 0 || f.size <= read_chunk) break;  // still being written: the offset stays at its start
-            // Too large to hold in one read (a big graph_def): stream past it, checking its CRC on the way.
+            if (f.size == 0 || f.size <= read_chunk) break;  // the read stopped inside it: read on from its start
+            // Too large to hold in one read (a big graph_def), and whole in the file: stream past it, checking its
+            // CRC on the way.
             ctx.skipping = true;
             ctx.skip_left = f.length;
             ctx.skip_crc = 0;

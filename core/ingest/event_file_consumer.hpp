@@ -39,8 +39,10 @@ struct EventFileContext {
 class EventFileConsumer {
 public:
     explicit EventFileConsumer(KeyRegistry& keys) : keys_(keys) {}
-    // `bytes` starts at file.progress.offset. `read_chunk`: records larger than this are streamed past.
-    ConsumeResult consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch, std::size_t read_chunk);
+    // `bytes` starts at file.progress.offset; `file_size`: the file's size when they were read (they may stop
+    // short of it). `read_chunk`: records larger than this are streamed past, once the file holds them whole.
+    ConsumeResult consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size, RecordBatch& batch,
+                          std::size_t read_chunk);
 
 private:
     void handle_event(TrackedFile& file, EventFileContext& ctx, std::string_view folder, std::int64_t offset,

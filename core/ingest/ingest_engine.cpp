@@ -585,10 +585,10 @@ struct IngestEngine::Impl {
         batch = RecordBatch{};
     }
 
-    ConsumeResult consume(TrackedFile& f, std::string_view data) {
+    ConsumeResult consume(TrackedFile& f, std::string_view data, std::int64_t file_size) {
         if (f.format == FileFormat::log_file_sink || f.format == FileFormat::log_stdout)
             return logs->consume(f, data, batch);
-        if (f.format == FileFormat::tf_events) return events->consume(f, data, batch, options.read_chunk);
+        if (f.format == FileFormat::tf_events) return events->consume(f, data, file_size, batch, options.read_chunk);
         return csv->consume(f, data, batch);
     }
 
@@ -630,7 +630,7 @@ struct IngestEngine::Impl {
                 continue;
             }
             const std::size_t rows_before = batch.rows.size();
-            ConsumeResult c = consume(f, bytes);
+            ConsumeResult c = consume(f, bytes, r.size);
             if (c.consumed > 0) advance_progress(f.progress, bytes, c.consumed, c.lines);
             if (f.format == FileFormat::csv_data) note_step_times(f, rows_before, r.mtime_ms);
             if (c.consumed == 0 && bytes.size() >= options.read_chunk && f.format != FileFormat::tf_events) {
@@ -647,6 +647,9 @@ struct IngestEngine::Impl {
                 advance_progress(f.progress, bytes, bytes.size(), 0);
                 continue;
             }
+            // Nothing taken (a record that runs past the file's end waits at its start): reading the same bytes again
+            // would take nothing again.
+            if (c.consumed == 0) return;
             if (batch.rows.size() >= batch_limit) {
                 flush();
                 // Start small so the writer gets work early; grow to amortise commits in a long catch-up.

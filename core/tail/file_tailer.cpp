@@ -81,6 +81,7 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
         return out;
     }
     out.mtime_ms = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    out.size = static_cast<std::int64_t>(st.st_size);
     const bool known = progress.ino != 0 || progress.dev != 0;
     if (!known) {
         reset(progress, st);

@@ -23,6 +23,7 @@ struct TailRead {
     std::string error;
     bool more = false;          // the read stopped at max_bytes: call again
     std::int64_t mtime_ms = 0;  // the file's modification time (ms since the epoch), when it could be read
+    std::int64_t size = 0;      // the file's size when it was read (the bytes may stop short of it: `more`)
 };
 
 // Fingerprint: a hash of the first bytes of the file, to tell an in-place rewrite from an append.

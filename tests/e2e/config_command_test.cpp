@@ -152,18 +152,39 @@ TEST(ConfigCommand, a_fifo_a_folder_or_dev_zero_as_the_config_is_refused_at_once
     const auto env = isolated_env(tmp);
     ASSERT_EQ(::mkfifo((tmp / "fifo.json").c_str(), 0644), 0);
     std::filesystem::create_directories(tmp / "folder.json");
-    for (const auto& [path, what] : {std::pair<std::string, std::string>{tmp / "fifo.json", "(a FIFO)"},
-                                     {tmp / "folder.json", "(a folder)"},
-                                     {"/dev/zero", "(a device)"}}) {
+    for (const auto& [path, what] : {std::pair<std::string, std::string>{tmp / "fifo.json", "a FIFO"},
+                                     {tmp / "folder.json", "a folder"},
+                                     {"/dev/zero", "a device"}}) {
         for (const std::string verb : {"show", "enable"}) {
             Background config({program("msmon"), "config", verb, path}, tmp.path(), env);
             EXPECT_EQ(config.wait(std::chrono::seconds(20)), 1) << verb << " " << path << ": " << config.err();
-            EXPECT_NE(config.err().find("is not a regular file " + what), std::string::npos)
+            EXPECT_NE(config.err().find(path + " is " + what + ", not a regular file"), std::string::npos)
                 << verb << " " << path << ": " << config.err();
         }
     }
     EXPECT_TRUE(std::filesystem::is_fifo(tmp / "fifo.json"));
     EXPECT_TRUE(std::filesystem::is_empty(tmp / "folder.json"));
+}
+
+// A monitor config past the bound on a JSON document (64 MiB unless set; 1 MiB here): refused by the bound's name
+// (it was a fixed 16 MiB, named nowhere), and read once the bound is raised.
+TEST(ConfigCommand, a_config_past_the_json_document_bound_is_refused_by_the_settings_name) {
+    TempDir tmp;
+    auto env = isolated_env(tmp);
+    std::string big = R"({"targets": {}, "dynamic_on": false, "collect_times": 1, "format": "csv", "ops": ["norm"],)";
+    big += R"( "pad": ")" + std::string(2u << 20, 'x') + "\"}\n";
+    write_file(tmp / "config.json", big);
+    write_file(tmp / "settings.toml", "[limits]\njson_document_mib = 1\n");
+    env["MSMON_CONFIG"] = tmp / "settings.toml";
+    auto show = run({program("msmon"), "config", "show", tmp / "config.json"}, env);
+    EXPECT_EQ(show.exit_code, 1) << show.err;
+    EXPECT_NE(show.err.find(tmp / "config.json" +
+                            " is larger than 1 MiB (the limit limits.json_document_mib in msmon's settings)"),
+              std::string::npos)
+        << show.err;
+    write_file(tmp / "settings.toml", "[limits]\njson_document_mib = 4\n");
+    show = run({program("msmon"), "config", "show", tmp / "config.json"}, env);
+    EXPECT_EQ(show.exit_code, 0) << show.err;
 }
 
 TEST(ConfigCommand, killed_while_writing_the_new_config_it_leaves_no_file_behind) {

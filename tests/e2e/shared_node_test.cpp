@@ -299,6 +299,26 @@ TEST(SharedNode, a_settings_file_someone_else_can_change_is_refused_and_its_comm
     EXPECT_FALSE(fs::exists(node.tmp / "pwned"));
 }
 
+// A settings file that is a FIFO, or a link to /dev/zero: refused at once for what it is, through the one way msmon
+// opens an input (never blocking, regular files only); the defaults apply. Needs no second user.
+TEST(SharedNode, a_settings_file_that_is_a_fifo_or_a_device_is_refused_at_once_by_what_it_is) {
+    TempDir tmp;
+    const std::string dir = tmp / "home/.config/msmon";
+    fs::create_directories(dir);
+    const std::map<std::string, std::string> env = {
+        {"HOME", tmp / "home"}, {"XDG_CONFIG_HOME", tmp / "home/.config"}, {"XDG_STATE_HOME", tmp / "state"}};
+    ASSERT_EQ(::mkfifo((dir + "/config.toml").c_str(), 0600), 0);
+    auto r = run({program("msmon"), "settings"}, env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("refused: it is a FIFO, not a regular file"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("on_incident.command = (none)"), std::string::npos) << r.out;
+    fs::remove(dir + "/config.toml");
+    fs::create_symlink("/dev/zero", dir + "/config.toml");
+    r = run({program("msmon"), "settings"}, env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("refused: its target /dev/zero"), std::string::npos) << r.err;
+}
+
 // One store, two names (a link to it): one writer. The lock is on the store's real path.
 TEST(SharedNode, two_names_of_one_store_are_one_writer_and_readers_probe_the_same_lock) {
     TempDir tmp;

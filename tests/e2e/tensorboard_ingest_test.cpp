@@ -154,6 +154,63 @@ TEST_F(TensorboardIngest, a_crc_valid_length_of_2_to_the_40_is_named_and_the_rec
     EXPECT_EQ(tensorboard_values(tmp_, db_).size(), 201u);
 }
 
+// A CRC-valid length within the bound (100 MiB) in a file of a few KiB: the reader streamed past "the record", so
+// the 200 records after it were lost without a word, and so would everything appended later. A record that runs past
+// the file's end while a whole record follows its header is no record: named, and read on from that record.
+TEST_F(TensorboardIngest, a_crc_valid_length_past_the_files_end_is_named_and_the_records_after_it_are_read) {
+    const std::string dir = tmp_ / "tensorboard";
+    fs::create_directories(dir);
+    std::string bytes = frame_record(encode_file_version_event(1.0)) + scalar_record(1, "a", 1.0);
+    const std::size_t bogus_at = bytes.size();
+    std::string header(12, '\0');
+    const std::uint64_t length = std::uint64_t{100} << 20;
+    std::memcpy(header.data(), &length, 8);
+    const std::uint32_t crc = mask_crc(crc32c(header.data(), 8));
+    std::memcpy(header.data() + 8, &crc, 4);
+    bytes += header;
+    for (int step = 2; step <= 201; ++step) bytes += scalar_record(step, "a", step);
+    write_file(dir + "/events.out.tfevents.1700000000.host", bytes);
+    const Ingest in = ingest(tmp_, dir, db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(in.rows, 201) << in.out;
+    EXPECT_EQ(in.errors, 1) << in.out;
+    std::string error;
+    const auto issues = sqlite_rows(db_, "SELECT reason FROM parse_issue", error);
+    ASSERT_EQ(issues.size(), 1u) << error;
+    EXPECT_EQ(issues[0][0], "record length 104857600 at byte " + std::to_string(bogus_at) +
+                                " runs past the file's end (" + std::to_string(bytes.size()) +
+                                " bytes) and a whole record starts at byte " + std::to_string(bogus_at + 12) +
+                                ": skipped 12 bytes to it");
+    EXPECT_EQ(tensorboard_values(tmp_, db_).size(), 201u);
+}
+
+// The other side of that bound: a record larger than a read (a 6 MiB graph_def) that the writer is still writing
+// runs past the file's end with nothing whole after it. It waits at its start, no issue; once whole it is streamed
+// past and the records after it are read.
+TEST_F(TensorboardIngest, a_large_record_still_being_written_waits_without_an_issue) {
+    const std::string dir = tmp_ / "tensorboard";
+    fs::create_directories(dir);
+    const std::string path = dir + "/events.out.tfevents.1700000000.host";
+    const std::string head = frame_record(encode_file_version_event(1.0)) + scalar_record(1, "a", 1.0);
+    const std::string graph = frame_record(encode_graph_event(1.0, std::string(6u << 20, 'g')));
+    const std::size_t cut = 5u << 20;  // more than a read (4 MiB) of it is there
+    write_file(path, head + graph.substr(0, cut));
+    Ingest in = ingest(tmp_, dir, db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(in.rows, 1) << in.out;
+    EXPECT_EQ(in.errors, 0) << in.out;
+    std::string error;
+    auto offsets = sqlite_rows(db_, "SELECT offset FROM file", error);
+    ASSERT_EQ(offsets.size(), 1u) << error;
+    EXPECT_EQ(offsets[0][0], std::to_string(head.size())) << "reading stands at the record's start";
+    append_file(path, graph.substr(cut) + scalar_record(2, "a", 2.0));
+    in = ingest(tmp_, dir, db_);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(in.rows, 1) << in.out;
+    EXPECT_EQ(in.errors, 0) << in.out;
+    EXPECT_EQ(tensorboard_values(tmp_, db_).size(), 2u);
+}
+
 TEST_F(TensorboardIngest, large_graph_def_crc_error_and_cut_record) {
     const std::string dir = tmp_ / "tensorboard";
     fs::create_directories(dir);

@@ -31,7 +31,7 @@ TEST(TuiHostileFiles, fifos_as_the_health_file_and_the_config_are_named_and_q_st
     ASSERT_FALSE(screen.empty()) << "the FIFO is not counted as a file not read:\n" << t.capture();
     EXPECT_NE(screen.find("2 ranks"), std::string::npos) << screen;
     t.send_keys("5");
-    screen = t.wait_for("is not a regular file (a FIFO)", milliseconds(20000));
+    screen = t.wait_for("is a FIFO, not a regular file", milliseconds(20000));
     EXPECT_FALSE(screen.empty()) << t.capture();
     t.send_keys("q");
     EXPECT_TRUE(t.wait_exit()) << "q did not end msmon-tui:\n" << t.capture();
@@ -55,7 +55,7 @@ TEST(TuiHostileFiles, a_watched_config_replaced_by_a_fifo_is_named_and_the_tui_g
     ASSERT_EQ(::mkfifo((tmp / "planted").c_str(), 0644), 0);
     std::filesystem::rename(tmp / "planted", tmp / "config.json");
     EXPECT_FALSE(
-        t.wait_for("the file changed and cannot be read: " + (tmp / "config.json") + " is not a regular file (a FIFO)",
+        t.wait_for("the file changed and cannot be read: " + (tmp / "config.json") + " is a FIFO, not a regular file",
                    milliseconds(20000))
             .empty())
         << t.capture();
