@@ -20,10 +20,12 @@
 #include "core/args/arg_parser.hpp"
 #include "core/config/config_file.hpp"
 #include "core/config/msmon_settings.hpp"
+#include "core/export/write_failures.hpp"
 #include "core/files/input_file.hpp"
 #include "core/files/input_limits.hpp"
 #include "core/ingest/periodic_worker.hpp"
 #include "core/notify/incident_hook.hpp"
+#include "core/signals/stop_request.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 #include "store/clickhouse/clickhouse_sink.hpp"
@@ -82,6 +84,7 @@ volatile std::sig_atomic_t g_stop_requested = 0;  // the signal that asked (SIGI
 
 extern "C" void on_stop_signal(int sig) {
     g_stop_requested = sig;
+    request_stop();
     if (IngestEngine* e = g_engine.load()) e->stop();
 }
 
@@ -265,8 +268,7 @@ int run_ingest_command(int argc, char** argv) {
     };
     // A failed write of the gauges is said on stderr when it starts failing (and when it works again), counted, and
     // in --json: node_exporter serving a stale file looks like a healthy job.
-    std::atomic<std::uint64_t> prom_failures{0};
-    std::string prom_error;  // the latest failure; empty once a write works (under print_mu)
+    WriteFailures prom_failures("--prom-textfile", "the gauges are not written");  // under print_mu
     auto write_gauges = [&]() {
         std::string e;
         try {
@@ -276,16 +278,9 @@ int run_ingest_command(int argc, char** argv) {
             e = x.what();
         }
         std::lock_guard lock(print_mu);
-        if (!e.empty()) {
-            ++prom_failures;
-            spdlog::warn("--prom-textfile: {}", e);
-            if (prom_error.empty())
-                std::fprintf(stderr, "msmon ingest: --prom-textfile: %s (the gauges are not written)\n",
-                             escape_for_terminal(e).c_str());
-        } else if (!prom_error.empty()) {
-            std::fprintf(stderr, "msmon ingest: --prom-textfile: written again\n");
-        }
-        prom_error = e;
+        if (!e.empty()) spdlog::warn("--prom-textfile: {}", e);
+        if (const std::string say = prom_failures.outcome(e); !say.empty())
+            std::fprintf(stderr, "msmon ingest: %s\n", escape_for_terminal(say).c_str());
         return true;
     };
     try {
@@ -410,12 +405,11 @@ int run_ingest_command(int argc, char** argv) {
         if (hook && !interrupted) announce_incidents();
     }
     // One-shot: every queued run gets its turn (each ends at its timeout at the latest; at most 64 wait). Stopped
-    // from --follow (a service being stopped): the running one may finish within its timeout, the rest are dropped
-    // and counted.
+    // (--follow, a service being stopped, or a one-shot interrupted): the running one gets what is left of the stop's
+    // grace (0.8 s from the signal), then is ended with all it started; the rest are dropped and counted. A signal
+    // ends msmon within 2 s.
     if (hook)
-        hook->finish(interrupted      ? std::chrono::milliseconds(1000)
-                     : options.follow ? hook_timeout + std::chrono::seconds(1)
-                                      : hook_timeout * 65 + std::chrono::seconds(65));
+        hook->finish(interrupted || options.follow ? stop_grace_left() : hook_timeout * 65 + std::chrono::seconds(65));
     if (!ok) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -454,7 +448,7 @@ int run_ingest_command(int argc, char** argv) {
         }
         if (gauges) {
             std::lock_guard lock(print_mu);
-            j["prom_textfile"] = {{"failed_writes", prom_failures.load()}, {"error", prom_error}};
+            j["prom_textfile"] = {{"failed_writes", prom_failures.failures()}, {"error", prom_failures.last_error()}};
         }
         if (shipper) {
             j["shipped_values"] = shipper->counters().values.load();
@@ -480,11 +474,12 @@ int run_ingest_command(int argc, char** argv) {
                         static_cast<unsigned long long>(h.timed_out.load()),
                         static_cast<unsigned long long>(h.dropped.load()));
         }
-        if (prom_failures.load() > 0) {
+        if (prom_failures.failures() > 0) {
             std::lock_guard lock(print_mu);
+            const std::string& last = prom_failures.last_error();
             std::printf("--prom-textfile: %llu writes failed%s%s\n",
-                        static_cast<unsigned long long>(prom_failures.load()),
-                        prom_error.empty() ? "" : ", the last: ", escape_for_terminal(prom_error).c_str());
+                        static_cast<unsigned long long>(prom_failures.failures()),
+                        last.empty() ? "" : ", the last: ", escape_for_terminal(last).c_str());
         }
         if (shipper)
             std::printf("shipped %llu values to %s\n",
@@ -497,7 +492,11 @@ int run_ingest_command(int argc, char** argv) {
                      static_cast<unsigned long long>(c.rows.load()), static_cast<unsigned long long>(c.files.load()));
         return 128 + interrupted;
     }
-    if (!ship_ok) {
+    if (!ship_ok && options.follow) {
+        // A follower stopped (how a service stops: exit 0); what did not ship waits in the store.
+        spdlog::warn("not everything reached ClickHouse ({}); the rest ships on the next run with the same --db",
+                     ship_error);
+    } else if (!ship_ok) {
         spdlog::error("not everything reached ClickHouse ({}); the rest ships on the next run with the same --db",
                       ship_error);
         return kExitFailure;

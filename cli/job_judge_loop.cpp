@@ -159,9 +159,11 @@ int run_job_judge(const JobJudgeOptions& options, const volatile std::sig_atomic
             }
             if (!loop->pass()) return kExitOk;
         } catch (const ClickHouseUnreachable& e) {
+            if (stop) break;  // a request given up because the judge is stopping
             spdlog::warn("judge: ClickHouse unreachable ({}); trying again", e.what());
             loop.reset();  // start again from what ClickHouse says was judged
-            std::this_thread::sleep_for(std::chrono::seconds(1));
+            const auto again = Clock::now() + std::chrono::seconds(1);
+            while (!stop && Clock::now() < again) std::this_thread::sleep_for(std::chrono::milliseconds(20));
             continue;
         } catch (const ClickHouseError& e) {
             spdlog::error("judge: ClickHouse refused a query: {}", e.what());

@@ -4,9 +4,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+
 #include "core/detect/new_incidents.hpp"
 #include "core/export/prom_textfile.hpp"
+#include "core/export/write_failures.hpp"
 #include "core/notify/incident_hook.hpp"
+#include "core/signals/stop_request.hpp"
+#include "core/text/display_escape.hpp"
 #include "store/clickhouse/clickhouse_reader.hpp"
 #include "store/incident_index.hpp"
 
@@ -28,6 +33,7 @@ struct JudgeOutputs::State {
     NewIncidents news{std::chrono::seconds(3)};  // an origin found late (a late rank) may still come
     bool primed = false;
     Clock::time_point next_hook{}, next_prom{};
+    WriteFailures prom_failures{"--prom-textfile", "the judge's gauges are not written"};
     std::map<int, std::map<std::string, std::int64_t>> by_rule;           // rank → rule → findings
     std::map<int, std::pair<std::int64_t, Clock::time_point>> step_seen;  // rank → (newest step, when seen)
 };
@@ -40,7 +46,9 @@ JudgeOutputs::JudgeOutputs(JudgeOutputOptions options) : state_(std::make_unique
                         state_->o.on_incident_timeout,
                         64,
                         {{"MSMON_JOB", state_->o.job}, {"MSMON_JOBS", "1"}, {"MSMON_STORE", state_->o.target.text()}}},
-            [](const std::string& msg) { spdlog::warn("judge: --on-incident: {}", msg); });
+            [](const std::string& msg) {  // a command that failed, hung or was dropped (logged by the runner too)
+                std::fprintf(stderr, "msmon judge: %s\n", escape_for_terminal(msg).c_str());
+            });
 }
 
 JudgeOutputs::~JudgeOutputs() = default;
@@ -111,17 +119,21 @@ void JudgeOutputs::tick(const std::map<int, std::int64_t>& newest) {
             g.ranks.push_back(std::move(r));
         }
         std::string error;
-        if (!write_textfile_atomic(s.o.prom_dir, "msmon-judge.prom", render_prom_text(g), error))
-            spdlog::warn("judge: --prom-textfile: {}", error);
+        if (write_textfile_atomic(s.o.prom_dir, "msmon-judge.prom", render_prom_text(g), error)) error.clear();
+        else if (error.empty()) error = "the write failed";
+        if (!error.empty()) spdlog::warn("judge: --prom-textfile: {}", error);
+        if (const std::string say = s.prom_failures.outcome(error); !say.empty())
+            std::fprintf(stderr, "msmon judge: %s\n", escape_for_terminal(say).c_str());
     }
 }
 
 void JudgeOutputs::finish(bool wait_for_commands) {
     if (!state_->hook) return;
     announce(Clock::now() + std::chrono::hours(1));
-    // --once: every command gets its turn; stopped (a service): the running one may finish within its timeout.
+    // --once: every command gets its turn; stopped (a service): the running one gets what is left of the stop's
+    // grace (0.8 s from the signal), then is ended with all it started: the judge is gone within 2 s.
     state_->hook->finish(wait_for_commands ? state_->o.on_incident_timeout * 65 + std::chrono::seconds(65)
-                                           : state_->o.on_incident_timeout + std::chrono::seconds(1));
+                                           : stop_grace_left());
 }
 
 }  // namespace msmon

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/job_judge_loop.hpp"
+#include "core/signals/stop_request.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 
@@ -45,6 +46,7 @@ volatile std::sig_atomic_t g_stop = 0;
 
 extern "C" void on_judge_stop(int) {
     g_stop = 1;
+    request_stop();
 }
 
 std::optional<std::chrono::milliseconds> millis(const ParsedArgs& args, const char* name, std::int64_t fallback,

@@ -376,6 +376,18 @@ std::vector<App::Mode> App::dispatch_chain() {
     return {{std::string(v.title()) + " keys", &v.keys()}, {"everywhere", &global_keys_}};
 }
 
+std::vector<int> App::quit_keys() {
+    std::vector<int> quit, taken;  // a key bound earlier in the chain is that binding's
+    for (const Mode& m : dispatch_chain())
+        for (const KeyBinding& b : *m.keys)
+            for (const int k : b.keys) {
+                if (std::find(taken.begin(), taken.end(), k) != taken.end()) continue;
+                taken.push_back(k);
+                if (b.help == "quit") quit.push_back(k);
+            }
+    return quit;
+}
+
 bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw) {
     if (key == kKeyResize) {
         redraw = true;

@@ -47,6 +47,9 @@ public:
     void compose(ScreenBuffer& buf, const Glyphs& glyphs);
     // Handles one key; returns false when the app should quit.
     bool handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redraw);
+    // The keys that quit in the app's state now (bound to "quit": q unless moved; none while typing). Asked before a
+    // collect() runs on another thread, while no key can change that state.
+    std::vector<int> quit_keys();
     AppStatus& status() { return status_; }
     // The run to compare with (null: none); `name` is what the Chart's legend and the title call it.
     void set_baseline(std::unique_ptr<Reader> baseline, const std::string& name);

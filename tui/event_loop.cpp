@@ -11,12 +11,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/notify/incident_hook.hpp"
+#include "core/signals/stop_request.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 #include "store/derived_reader.hpp"
@@ -44,10 +47,42 @@ int process_wake_fd() {
 
 extern "C" void on_quit_signal(int) {
     g_quit.store(true);
+    request_stop();
     if (const int fd = g_wake_fd.load(); fd >= 0) {
         std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
     }
+}
+
+struct QueuedKey {
+    int key;
+    MouseEvent mouse;
+};
+
+// ClickHouse is read on a helper thread while keys are read here: a ClickHouse that stopped answering held the
+// screen, q included, until the query's timeout (30 s). A key that quits (or a signal, or the terminal gone) asks
+// every request to give up (core/signals): false, and msmon-tui is gone within a second. Other keys wait in `keys`.
+bool collect_while_reading_keys(App& app, std::string& failure, Terminal& term, std::deque<QueuedKey>& keys) {
+    const std::vector<int> quit_keys = app.quit_keys();  // before the app is read on the other thread
+    std::atomic<bool> done{false};
+    std::thread collector([&] {
+        collect_safely(app, failure);
+        done.store(true);
+    });
+    bool quit = false;
+    while (!done.load()) {
+        pollfd p{term.input_fd(), POLLIN, 0};
+        ::poll(&p, 1, 20);
+        if (g_quit.load() || (p.revents & (POLLHUP | POLLERR | POLLNVAL))) quit = true;
+        MouseEvent mouse;
+        for (int key; !quit && (key = term.read_key(mouse)) != kKeyNone;) {
+            if (std::find(quit_keys.begin(), quit_keys.end(), key) != quit_keys.end()) quit = true;
+            else keys.push_back({key, mouse});
+        }
+        if (quit) request_stop();
+    }
+    collector.join();
+    return !quit;
 }
 
 constexpr auto kIncidentNoticeTime = std::chrono::seconds(20);
@@ -59,7 +94,8 @@ constexpr auto kIncidentSettle = std::chrono::seconds(3);
 // backlog, known already: only what arrives while watching is news.
 class IncidentAnnouncer {
 public:
-    IncidentAnnouncer(const LaunchOptions& o, const std::string& store)
+    // `said`: what the user should see of the command (it failed, hung, was dropped): the status line's notice.
+    IncidentAnnouncer(const LaunchOptions& o, const std::string& store, std::function<void(const std::string&)> said)
         : target_(notify_target_from_env(o.bell, o.desktop_notify)) {
         if (!o.dir.empty()) {
             std::error_code ec;
@@ -70,11 +106,12 @@ public:
             hook_ = std::make_unique<HookRunner>(
                 HookOptions{o.on_incident, std::chrono::milliseconds(o.on_incident_timeout_ms), 64,
                             hook_base_env(jobs_, store)},
-                [](const std::string& msg) { spdlog::warn("{}", msg); });
+                std::move(said));  // on the runner's thread; the runner logs it too
     }
-    // Quitting waits 2 s at most for a command still running (q gives the prompt back at once).
+    // Quitting gives a command still running what is left of the stop's grace (0.8 s), then ends it with all it
+    // started: msmon-tui is gone within 2 s.
     ~IncidentAnnouncer() {
-        if (hook_) hook_->finish(std::chrono::seconds(2));
+        if (hook_) hook_->finish(stop_grace_left());
     }
     // A new incident waits to settle: read again soon even when nothing else changes.
     bool pending() const { return news_.pending(); }
@@ -193,6 +230,7 @@ int run_live(const LaunchOptions& o) {
     for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, nullptr);
     std::mutex notice_mu;
     std::string notice = session || !o.store.empty() || o.store_only() ? o.settings_notice : error + " (read only)";
+    bool notice_news = false;  // said since the newest incident's notice began: shown beside it, not hidden for 20 s
     std::atomic<long long> last_commit_ns{0};
     std::thread engine_thread;
     if (session) {
@@ -220,6 +258,7 @@ int run_live(const LaunchOptions& o) {
         engine.on_notice = [&](const std::string& m) {
             std::lock_guard lock(notice_mu);
             notice = m;
+            notice_news = true;
         };
         engine_thread = std::thread([&engine, &notice, &notice_mu, wake] {
             std::string e;
@@ -268,7 +307,16 @@ int run_live(const LaunchOptions& o) {
         if (notice.empty()) notice = app.status().notice;
     }
     std::string store_failure;
-    IncidentAnnouncer announcer(o, o.store.empty() ? o.db : o.store);
+    std::deque<QueuedKey> typed;  // keys typed while ClickHouse was read, handled next
+    IncidentAnnouncer announcer(o, o.store.empty() ? o.db : o.store,
+                                [&notice, &notice_mu, &notice_news, wake](const std::string& m) {
+                                    {
+                                        std::lock_guard lock(notice_mu);
+                                        notice = m;
+                                        notice_news = true;
+                                    }
+                                    wake_fd(wake);
+                                });
     {
         Terminal term(!o.mono);
         using Clock = std::chrono::steady_clock;
@@ -307,7 +355,11 @@ int run_live(const LaunchOptions& o) {
                     // Where reading stands, taken before the store is read: what it says is in what is read next.
                     const std::optional<ReadProgress> progress =
                         session ? session->engine().read_progress() : std::nullopt;
-                    collect_safely(app, store_failure);
+                    if (o.store.empty()) {
+                        collect_safely(app, store_failure);
+                    } else if (!collect_while_reading_keys(app, store_failure, term, typed)) {
+                        break;
+                    }
                     // Not ingesting here (another msmon writes the store, or ClickHouse): what the first read
                     // found is the backlog.
                     const bool live = session ? session->engine().caught_up() : announced_once;
@@ -317,6 +369,8 @@ int run_live(const LaunchOptions& o) {
                     if (!said.empty()) {
                         incident_notice = "new incident: " + said;
                         incident_notice_until = now + kIncidentNoticeTime;
+                        std::lock_guard lock(notice_mu);
+                        notice_news = false;
                     }
                 }
                 AppStatus& st = app.status();
@@ -335,11 +389,14 @@ int run_live(const LaunchOptions& o) {
                     }
                     std::lock_guard lock(notice_mu);
                     // A new incident is said for a while (the Anomalies tab keeps it), then the line is whole again.
-                    st.notice = now < incident_notice_until ? incident_notice : notice;
+                    st.notice = now >= incident_notice_until ? notice
+                                : notice_news                ? incident_notice + "; " + notice
+                                                             : incident_notice;
                 } else {
                     st.watch = !o.store.empty() ? "clickhouse"
                                : o.store_only() ? "store, read only, not following"
                                                 : "read only";
+                    std::lock_guard lock(notice_mu);
                     st.notice = store_failure.empty() ? notice : store_failure;
                 }
                 ScreenBuffer buf(term.width(), term.height());
@@ -378,7 +435,7 @@ int run_live(const LaunchOptions& o) {
                 }
             }
             pollfd fds[3] = {{term.input_fd(), POLLIN, 0}, {wake, POLLIN, 0}, {quiet, POLLIN, 0}};
-            ::poll(fds, 3, timeout);
+            ::poll(fds, 3, typed.empty() ? timeout : 0);
             // The terminal went away (the SSH connection dropped, the tmux pane was killed) without a SIGHUP
             // reaching us: nothing more can be read or shown.
             if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break;
@@ -395,7 +452,12 @@ int run_live(const LaunchOptions& o) {
             }
             if (g_quit.load()) break;
             MouseEvent mouse;
-            for (int key; (key = term.read_key(mouse)) != kKeyNone;) {
+            for (int key; !typed.empty() || (key = term.read_key(mouse)) != kKeyNone;) {
+                if (!typed.empty()) {  // typed while ClickHouse was read
+                    key = typed.front().key;
+                    mouse = typed.front().mouse;
+                    typed.pop_front();
+                }
                 if (report && key == IdleReport::kSyncKey) {
                     report->sync_key();
                     continue;

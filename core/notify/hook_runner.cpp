@@ -26,6 +26,7 @@ namespace {
 
 constexpr std::size_t kOutputTail = 400;  // bytes of a failed command's output kept for the log
 constexpr auto kKillGrace = std::chrono::seconds(1);
+constexpr auto kStopKillGrace = std::chrono::milliseconds(500);  // msmon is stopping: within 2 s of the signal
 
 std::vector<std::string> environment_with(const EnvVars& a, const EnvVars& b) {
     std::map<std::string, std::string> vars;
@@ -197,7 +198,7 @@ void HookRunner::run_one(const HookEvent& event) {
             started.signal_all(SIGTERM);
             killed = true;
             term_sent = now;
-        } else if (killed && now >= term_sent + kKillGrace) {
+        } else if (killed && now >= term_sent + (abort_.load() ? kStopKillGrace : kKillGrace)) {
             started.signal_all(SIGKILL);
         }
         pollfd fds[2];

@@ -51,7 +51,8 @@ public:
     // Queues one run; false (and counted as dropped) when max_pending already wait. Never blocks.
     bool submit(HookEvent event);
     // Waits at most `limit` for every queued run to end, then drops what still waits and ends the running
-    // command as its timeout would (SIGTERM to its process group, SIGKILL a second later).
+    // command as its timeout would (SIGTERM to all it started, SIGKILL half a second later). Stopping msmon, `limit`
+    // is what is left of the stop's grace (core/signals/stop_request.hpp): gone within 2 s of a signal.
     void finish(std::chrono::milliseconds limit);
     const HookCounters& counters() const { return counters_; }
 

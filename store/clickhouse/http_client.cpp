@@ -11,11 +11,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "core/files/input_file.hpp"
 #include "core/files/input_limits.hpp"
+#include "core/signals/stop_request.hpp"
 #include "store/clickhouse/host_addresses.hpp"
 
 namespace msmon {
@@ -40,9 +43,13 @@ std::string errno_text(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
 }
 
-// Waits until `fd` is ready for `events` or the deadline passes.
+// Waits until `fd` is ready for `events`, the deadline passes, or a stop's grace is over (core/signals).
 bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point deadline, std::string& error) {
     while (true) {
+        if (stop_grace_over()) {
+            error = "msmon is stopping";
+            return false;
+        }
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
@@ -50,7 +57,7 @@ bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point dead
             return false;
         }
         pollfd p{fd, events, 0};
-        const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+        const int rc = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 100)));
         if (rc > 0) return true;
         if (rc < 0 && errno != EINTR) {
             error = errno_text("poll");
@@ -69,14 +76,18 @@ int connect_to(const std::string& host, int port, std::chrono::steady_clock::tim
         fd = ::socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) continue;
         if (::connect(fd, sa, a.len) == 0) break;
-        if (errno == EINPROGRESS && wait_ready(fd, POLLOUT, deadline, error)) {
+        std::string waited;
+        if (errno == EINPROGRESS && wait_ready(fd, POLLOUT, deadline, waited)) {
             int so_error = 0;
             socklen_t len = sizeof so_error;
             ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
             if (so_error == 0) break;
             errno = so_error;
         }
-        error = errno_text(("connect to " + host + ":" + service).c_str());
+        // Not connected: refused and the like, or the wait gave up ("timed out", "msmon is stopping"; errno then
+        // still said EINPROGRESS, "Operation now in progress").
+        error = waited.empty() ? errno_text(("connect to " + host + ":" + service).c_str())
+                               : "connect to " + host + ":" + service + ": " + waited;
         ::close(fd);
         fd = -1;
     }

@@ -125,6 +125,10 @@ void ClickHouseTestServer::kill() {
     process_.reset();
 }
 
+void ClickHouseTestServer::signal(int sig) {
+    if (process_) process_->signal(sig);
+}
+
 bool ClickHouseTestServer::start() {
     const std::string binary = find_installed("clickhouse-server");
     process_ =

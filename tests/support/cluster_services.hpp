@@ -32,7 +32,9 @@ public:
     ClickHouseTarget target(const std::string& database) const;
     // One value of a SELECT as text (trimmed).
     std::string scalar(const std::string& sql) const;
-    void kill();   // SIGKILL, as a crash or an OOM kill would
+    void kill();  // SIGKILL, as a crash or an OOM kill would
+    // SIGSTOP: a server that stopped answering (connections are still taken, nothing is answered); SIGCONT again.
+    void signal(int sig);
     bool start();  // (again) on the same ports and data; true once it answers
     std::string log() const;
 

@@ -350,6 +350,10 @@ std::string plain_text(const std::string& styled) {
     return out;
 }
 
+std::vector<long> TmuxSession::processes() const {
+    return pane_pid_ > 0 ? live_members(pane_pid_) : std::vector<long>{};
+}
+
 bool TmuxSession::wait_exit(std::chrono::milliseconds timeout) const {
     if (pane_pid_ <= 0) return !alive();
     const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -70,6 +70,8 @@ public:
     // timeout): for a test that acts on a busy program at a moment of its own (a kill once the first frame is up).
     std::string busy_screen_with(const std::string& text, std::chrono::milliseconds timeout) const;
     bool alive() const;
+    // The processes of the pane that have not exited (the program, and the shell that started it).
+    std::vector<long> processes() const;
     // Waits until every process of the pane has exited (the program quit); false after `timeout`.
     bool wait_exit(std::chrono::milliseconds timeout = exit_limit()) const;
     // Appends every byte the program writes to the terminal to `path` (tmux pipe-pane), from now on.

@@ -30,6 +30,11 @@ TEST(TuiHostileFiles, fifos_as_the_health_file_and_the_config_are_named_and_q_st
     std::string screen = t.wait_for("1 malformed", milliseconds(30000));
     ASSERT_FALSE(screen.empty()) << "the FIFO is not counted as a file not read:\n" << t.capture();
     EXPECT_NE(screen.find("2 ranks"), std::string::npos) << screen;
+    // The Health tab said "health_ckpts.json not found yet" of a file it had found and could not read.
+    t.send_keys("4");
+    screen = t.wait_for("none read: " + (tmp / "job/output/health_ckpts.json") + " not read: it is a FIFO",
+                        milliseconds(20000));
+    EXPECT_FALSE(screen.empty()) << t.capture();
     t.send_keys("5");
     screen = t.wait_for("is a FIFO, not a regular file", milliseconds(20000));
     EXPECT_FALSE(screen.empty()) << t.capture();

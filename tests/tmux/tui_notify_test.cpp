@@ -125,6 +125,23 @@ TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_run
     EXPECT_EQ(incidents[0]["kind"], "grad_reduced");
 }
 
+// An --on-incident command that fails was said only in msmon.log: the person at the terminal never knew that the
+// pager was not paged. Said on the status line, beside the new incident's notice (issue 34: every output's failure
+// is told).
+TEST_F(TuiNotify, a_command_that_fails_is_said_on_the_status_line_beside_the_incident) {
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --on-incident 'exit 3'",
+                  220, 40, tmux_env(tmp));
+    std::string screen = t.settled(TmuxSession::Wait::timers);
+    ASSERT_NE(last_line(screen).find("1 incident"), std::string::npos) << screen;
+    write_next_step(tmp / "job", 30, 1);
+    screen = t.wait_for("--on-incident command exited with status 3", milliseconds(30000));
+    ASSERT_FALSE(screen.empty()) << t.capture();
+    EXPECT_NE(last_line(screen).find("new incident: norm nan in grad_reduced at step 30, rank 1; --on-incident command "
+                                     "exited with status 3"),
+              std::string::npos)
+        << screen;
+}
+
 // The bell off by its flag, the desktop notification off in msmon's settings file: nothing is written, and the
 // status line still says it.
 TEST_F(TuiNotify, no_bell_and_no_notify_write_nothing_but_the_status_line_still_says_it) {

@@ -30,6 +30,15 @@ HealthModel collect_health(Reader& reader, const HealthModel* previous) {
         const auto& c = m.checkpoints[i];
         if (c.healthy && (!m.latest_healthy || c.step >= m.checkpoints[*m.latest_healthy].step)) m.latest_healthy = i;
     }
+    if (m.checkpoints.empty()) {
+        constexpr std::string_view kHealthFile = "/health_ckpts.json";
+        for (const auto& issue : reader.issues(200))  // the newest first
+            if (issue.path.size() >= kHealthFile.size() &&
+                issue.path.compare(issue.path.size() - kHealthFile.size(), kHealthFile.size(), kHealthFile) == 0) {
+                m.checkpoints_unread = issue.path + " " + issue.reason;
+                break;
+            }
+    }
     m.events = reader.events();
     m.restarts = job_restarts(reader.run_segments(), m.events);
     for (const auto& e : m.events) {

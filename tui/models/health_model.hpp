@@ -21,6 +21,8 @@ struct RankProgress {
 
 struct HealthModel {
     std::vector<CheckpointRecord> checkpoints;
+    // No checkpoint, and health_ckpts.json was found but not read: where, and why (a FIFO, past the JSON bound).
+    std::string checkpoints_unread;
     std::optional<std::size_t> latest_healthy;  // index into checkpoints
     std::vector<EventRecord> events;
     std::optional<EventRecord> stop;        // the event that ended the job (stop, or the last error)

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/text/display_escape.hpp"
 #include "tui/views/run_config_page.hpp"
 #include "tui/widgets/text_wrap.hpp"
 
@@ -123,7 +124,11 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     for (std::size_t i = n > kCheckpointRows ? n - kCheckpointRows : 0; i < n; ++i) shown.push_back(i);
     if (model_.latest_healthy && n > kCheckpointRows && *model_.latest_healthy < n - kCheckpointRows)
         shown.front() = *model_.latest_healthy;
-    if (model_.checkpoints.empty()) lines.push_back({"  none recorded (health_ckpts.json not found yet)", dim});
+    if (model_.checkpoints.empty())
+        lines.push_back(model_.checkpoints_unread.empty()
+                            ? Line{"  none recorded (health_ckpts.json not found yet)", dim}
+                            : Line{"  none read: " + escape_for_display(model_.checkpoints_unread, 400),
+                                   {Color::bad, Color::none, kPlain}});
     for (const std::size_t i : shown) {
         const auto& c = model_.checkpoints[i];
         std::string why;
