@@ -9,19 +9,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/files/input_file.hpp"
+
 namespace msmon {
 
 namespace {
-
-struct Fd {
-    int fd = -1;
-    explicit Fd(int f) : fd(f) {}
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-};
 
 bool pread_full(int fd, char* buf, std::size_t len, std::int64_t offset, std::size_t& got) {
     got = 0;
@@ -64,22 +56,16 @@ std::uint64_t fingerprint_extend(std::uint64_t hash, const char* data, std::size
 TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_bytes) {
     TailRead out;
     bytes.clear();
-    Fd f(::open(progress.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-    if (f.fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) {
-            out.status = TailStatus::missing;
-        } else {
-            out.status = TailStatus::error;
-            out.error = std::strerror(errno);
-        }
+    // Opened as every input is (core/files/input_file): never blocking on a FIFO planted among the CSVs, a
+    // regular file only. The links inside the job were vetted when the file was found.
+    const InputFile in = InputFile::open(progress.path, InputLinks::follow);
+    if (!in.ok()) {
+        out.status = in.missing() ? TailStatus::missing : TailStatus::error;
+        out.error = in.error();  // "is a FIFO, not a regular file", "Permission denied"
         return out;
     }
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        out.status = TailStatus::error;
-        out.error = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
-        return out;
-    }
+    const struct stat& st = in.status();
+
     out.mtime_ms = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
     out.size = static_cast<std::int64_t>(st.st_size);
     const bool known = progress.ino != 0 || progress.dev != 0;
@@ -99,7 +85,7 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
         // The first bytes we consumed must still be there: otherwise the file was rewritten in place.
         char head[kFingerprintBytes];
         std::size_t got = 0;
-        if (!pread_full(f.fd, head, progress.fp_len, 0, got)) {
+        if (!pread_full(in.fd(), head, progress.fp_len, 0, got)) {
             out.status = TailStatus::error;
             out.error = std::strerror(errno);
             return out;
@@ -118,7 +104,7 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
     const std::size_t want = available < max_bytes ? available : max_bytes;
     bytes.resize(want);
     std::size_t got = 0;
-    if (!pread_full(f.fd, bytes.data(), want, progress.offset, got)) {
+    if (!pread_full(in.fd(), bytes.data(), want, progress.offset, got)) {
         out.status = TailStatus::error;
         out.error = std::strerror(errno);
         bytes.clear();
@@ -132,15 +118,15 @@ TailRead tail_file(FileProgress& progress, std::string& bytes, std::size_t max_b
 
 FileIdentity identify_file(const std::string& path, const FileProgress& read_before, std::uint64_t& dev,
                            std::uint64_t& ino) {
-    Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-    struct stat st {};
-    if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return FileIdentity::other;
+    const InputFile f = InputFile::open(path, InputLinks::follow);
+    if (!f.ok()) return FileIdentity::other;
+    const struct stat& st = f.status();
     dev = static_cast<std::uint64_t>(st.st_dev);
     ino = static_cast<std::uint64_t>(st.st_ino);
     if (read_before.fp_len == 0) return FileIdentity::other;
     char head[kFingerprintBytes];
     std::size_t got = 0;
-    if (!pread_full(f.fd, head, read_before.fp_len, 0, got)) return FileIdentity::other;
+    if (!pread_full(f.fd(), head, read_before.fp_len, 0, got)) return FileIdentity::other;
     if (got < read_before.fp_len) return FileIdentity::too_short;
     if (fingerprint_hash(head, got) != read_before.fp_hash) return FileIdentity::other;
     return dev == read_before.dev && ino == read_before.ino ? FileIdentity::same_file : FileIdentity::copy;

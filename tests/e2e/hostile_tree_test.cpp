@@ -2,12 +2,14 @@
 // files) are not followed; links that stay inside it, and a job folder that is itself a link, are.
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "tests/support/e2e_support.hpp"
@@ -408,6 +410,38 @@ TEST(HostileTree, a_file_of_malformed_lines_is_counted_whole_but_stored_and_logg
     auto snap = run({program("msmon-tui"), "--db", db, "--snapshot", "overview", "--size", "140x30"}, env);
     ASSERT_EQ(snap.exit_code, 0) << snap.err;
     EXPECT_NE(snap.out.find("| 20053 malformed |"), std::string::npos) << snap.out;
+}
+
+}  // namespace
+}  // namespace msmon::test
+
+namespace msmon::test {
+namespace {
+
+// A FIFO planted among the CSVs under a CSV's name: opened as every input is (never blocking, regular files only),
+// it is named once and skipped; every file beside it is read, and a later ingest (a FIFO still there) adds nothing.
+TEST(HostileTree, a_fifo_among_the_csvs_is_named_and_skipped_and_the_files_beside_it_are_read) {
+    TempDir tmp;
+    const std::string rank0 = tmp / "job/monitor_output/Nov22_10-00-00-rank0-0000abcd";
+    std::filesystem::create_directories(rank0);
+    write_file(rank0 + "/grad_reduced_0-2.csv", rows("w", 3));
+    ASSERT_EQ(::mkfifo((rank0 + "/grad_reduced_3-3.csv").c_str(), 0644), 0);
+    write_file(rank0 + "/grad_reduced_4-4.csv", kHeader + std::string("0,w,4,2.5,[4],torch.float32\n"));
+    const auto env = isolated_env(tmp);
+    const std::string db = tmp / "store.db";
+    Background ingest({program("msmon"), "ingest", tmp / "job", "--db", db, "--json"}, tmp.path(), env);
+    ASSERT_EQ(ingest.wait(std::chrono::seconds(30)), 0) << "the ingest waited on the FIFO: " << ingest.err();
+    EXPECT_EQ(json_count(ingest.out(), "rows"), 4) << ingest.out();
+    EXPECT_EQ(json_count(ingest.out(), "errors"), 0) << ingest.out();
+    EXPECT_NE(ingest.err().find("cannot read '" + rank0 + "/grad_reduced_3-3.csv': is a FIFO, not a regular file"),
+              std::string::npos)
+        << ingest.err();
+    std::string error;
+    const auto values = query_rows(db, {"--kind", "grad_reduced"}, env, error);
+    ASSERT_EQ(error, "");
+    std::set<std::string> steps;
+    for (const auto& v : values) steps.insert(v.step);
+    EXPECT_EQ(steps, (std::set<std::string>{"0", "1", "2", "4"}));
 }
 
 }  // namespace
