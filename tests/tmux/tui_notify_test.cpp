@@ -125,6 +125,25 @@ TEST_F(TuiNotify, a_nan_arriving_while_watching_rings_once_notifies_once_and_run
     EXPECT_EQ(incidents[0]["kind"], "grad_reduced");
 }
 
+// Opening a finished run is no news: sdc-grad's replica divergence (step 22, rank 3) is judged once its window has
+// its steps, on the idle timer after the catch-up, and it rang the bell and said "new incident" on every opening.
+// Findings about steps every rank had written when reading caught up are the backlog, however late they are judged.
+TEST_F(TuiNotify, opening_a_finished_run_whose_replica_finding_is_judged_after_the_catch_up_rings_nothing) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: no msprobe-faults fixtures");
+    TmuxSession t(program("msmon-tui") + " " + shared + "/fixtures/msprobe-faults/sdc-grad --db " + (tmp / "g.db") +
+                      " --on-incident 'cat >> " + (tmp / "runs.jsonl") + "'",
+                  150, 40, tmux_env(tmp));
+    std::string screen = t.settled(TmuxSession::Wait::timers);
+    ASSERT_NE(last_line(screen).find("2 incidents"), std::string::npos) << screen;
+    EXPECT_EQ(screen.find("new incident"), std::string::npos) << screen;
+    EXPECT_EQ(t.idle_point()->notified, 0u) << "the backlog's incident rang";
+    t.send_keys("3");
+    screen = t.settled();
+    EXPECT_NE(screen.find("ReplicaDivergence"), std::string::npos) << screen;
+    EXPECT_FALSE(std::filesystem::exists(tmp / "runs.jsonl")) << read_file(tmp / "runs.jsonl");
+}
+
 // An --on-incident command that fails was said only in msmon.log: the person at the terminal never knew that the
 // pager was not paged. Said on the status line, beside the new incident's notice (issue 34: every output's failure
 // is told).
