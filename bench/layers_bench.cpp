@@ -1,4 +1,4 @@
-// Layers view benchmark (issue 20): the view msmon-tui runs, on a store built through the real ingest writer,
+// Layers view benchmark: the view msmon-tui runs, on a store built through the real ingest writer,
 // timed as medians. Prints one JSON document on stdout.
 //
 // Fixed input: 2 ranks x 1,024 activations (64 layers x 16 tensors, forward order) x 10,000 steps x 6 ops

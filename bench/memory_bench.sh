@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory of the real `msmon ingest` process (issue 18, item 12), from /proc/PID/status (VmRSS now, VmHWM peak):
+# Memory of the real `msmon ingest` process, from /proc/PID/status (VmRSS now, VmHWM peak):
 #   follow:   RANKS rank folders × FILES_PER_RANK one-row CSVs (default 2,000 × 100 = 200,000 files) followed with
 #             --follow until caught up and a row appended afterwards is stored; then the follower is stopped
 #             and started again on the same store (a restart), until caught up again. With inotify and with

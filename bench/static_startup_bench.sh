@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The static programs against the dynamic ones (issue 22's target: no slower than 1.1x): the TUI's first frame
+# The static programs against the dynamic ones (the target: no slower than 1.1x): the TUI's first frame
 # (msmon-tui --snapshot overview) and `msmon query` for one step, both on a store of about 10^6 values, each
 # command run REPEATS times, the two builds alternating. Prints one JSON document with the medians and the ratios.
 # Usage: bench/static_startup_bench.sh DYNAMIC_BUILD STATIC_BUILD [REPEATS]

@@ -1,4 +1,4 @@
-// msmon's store → msprobe data2db's monitor_data.trend.db (spec §6), with data2db's ids. Two passes over one
+// msmon's store → msprobe data2db's monitor_data.trend.db, with data2db's ids. Two passes over one
 // read snapshot: the first finds targets, stats and each step's micro-batch count, the second writes rows.
 #include "store/trend_db_export.hpp"
 

@@ -27,7 +27,7 @@ struct TrendDbSummary {
 };
 
 // Reads the msmon store at `store_path` (one consistent snapshot) and writes OUT_DIR/monitor_data.trend.db
-// with data2db's schema and row mapping (spec §6). OUT_DIR is created if needed; an existing database there
+// with data2db's schema and row mapping. OUT_DIR is created if needed; an existing database there
 // is replaced, as data2db does, but only once the new one is complete (written beside it, then renamed).
 // Throws std::runtime_error (SqliteError for SQLite failures) with a message fit for the user.
 TrendDbSummary export_trend_db(const std::string& store_path, const std::string& out_dir,

@@ -1,4 +1,5 @@
-// Reading and writing the monitor config while a trainer may be rewriting it (spec §5.4-§5.5): reads retry an
+// Reading and writing the monitor config while a trainer may be rewriting it (msprobe writes `dynamic_on:
+// false` back in place, not atomically): reads retry an
 // empty or cut file; writes are atomic (temp file, fsync, rename in the file's folder, folder fsync), keep the
 // owner and mode, and always move the mtime forward so the trainer notices.
 //

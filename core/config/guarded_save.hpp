@@ -1,10 +1,11 @@
-// Saving a change to the monitor config while msprobe's ranks may be rewriting it (spec §5.4-§5.5).
+// Saving a change to the monitor config while msprobe's ranks may be rewriting it (its write-back of
+// `dynamic_on: false`, and the partial file a reader can catch mid-edit).
 //
 // msprobe's write-back (`dynamic_on: false` when a collection ends) is a read-modify-write of the whole file from
 // every monitoring rank, not atomic. Two races can swallow an editor's save:
 //   * lost update: a rank read the file just before our rename and writes its copy over ours;
 //   * hidden mtime: a rank's write-back lands on the old file and its getmtime() then reads OUR new mtime, so that
-//     rank never reads our content (§5.5 recommendation 8).
+//     rank never reads our content.
 // So a save (1) waits until the file has been quiet for a moment (no write-back burst in progress), (2) applies
 // the change to the file as it is now and writes it atomically, (3) watches the file and the replaced one for a
 // settle window, and (4) if either was rewritten meanwhile, applies the change again on top of what is there now

@@ -1,4 +1,4 @@
-// The msprobe monitor config (spec msprobe-monitor-format.md §5.1): one table of fields — type, default, range,
+// The msprobe monitor config (v1 TrainerMon's fields): one table of fields — type, default, range,
 // help, whether it aborts training — that drives both validation and the editor.
 #pragma once
 

@@ -183,8 +183,8 @@ std::optional<MsprobeAlertRules> MsprobeAlertRules::from_config(const nlohmann::
 
 std::string msprobe_tag_name(std::string_view kind, std::string_view vpp_stage, std::string_view name,
                              std::optional<std::int64_t> micro_step, int rank) {
-    // The task suffix of the internal tag for each CSV prefix (spec §2.11); the default param-hook path
-    // writes grad_unreduced under acc_grad.
+    // The task suffix of the internal tag for each CSV prefix (msprobe's tag → kind mapping); the default param-hook
+    // path writes grad_unreduced under acc_grad.
     std::string_view task = kind;
     if (kind == "grad_unreduced") {
         task = "acc_grad";

@@ -1,4 +1,5 @@
-// msprobe's own anomaly rules, reproduced exactly (spec msprobe-monitor-format.md §3.2-§3.3), so msmon can flag
+// msprobe's own anomaly rules, reproduced exactly (its history mean and
+// its AnomalyTurbulence and AnomalyNan rules), so msmon can flag
 // what the trainer's alerting would have flagged — or would flag — from the CSVs alone.
 #pragma once
 
@@ -26,8 +27,8 @@ struct MsprobeAlertRules {
     static std::optional<MsprobeAlertRules> from_config(const nlohmann::json& config, std::string& error);
 };
 
-// msprobe's internal tag for a CSV series: "<vpp>:<name>[:<micro>]/rank<r>/<task>" where task is the tag kind of
-// spec §2.11 (grad_reduced → post_grad, grad_unreduced → acc_grad, actv → actv, ...).
+// msprobe's internal tag for a CSV series: "<vpp>:<name>[:<micro>]/rank<r>/<task>" where task is msprobe's tag kind for
+// the CSV prefix (grad_reduced → post_grad, grad_unreduced → acc_grad, actv → actv, ...).
 std::string msprobe_tag_name(std::string_view kind, std::string_view vpp_stage, std::string_view name,
                              std::optional<std::int64_t> micro_step, int rank);
 
@@ -54,7 +55,7 @@ private:
     bool seeded_ = false;
 };
 
-// msprobe's analyser order (anomaly_processor GradAnomalyData.__lt__, spec §3.6):
+// msprobe's analyser order (anomaly_processor GradAnomalyData.__lt__, the order of anomaly_analyse.json):
 // [step, micro_step, train_stage, ±vpp_stage, ±pp_stage, call_id], where train_stage comes from the tag's task.
 struct AnalyserKey {
     std::int64_t step = 0;

@@ -1,5 +1,5 @@
-// Name-based classification of the output trees msprobe and MindFormers write (spec msprobe §1, §3.5, §4;
-// MindFormers §1.2, §5.2).
+// Name-based classification of the output trees msprobe and MindFormers write: msprobe's
+// rank run folders, anomaly dumps and module_struct.json; MindFormers' log folders and health_ckpts.json.
 #include "core/ingest/source_layout.hpp"
 
 #include "core/layout/monitor_layout.hpp"

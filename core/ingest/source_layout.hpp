@@ -52,7 +52,7 @@ struct FileClass {
 std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_view name);
 
 // msprobe's csv2tb output folder (<time>-csv2tensorboard_by_step): a copy of CSVs msmon reads anyway, so it
-// is not followed below a root (spec §8), only when given as a root itself.
+// is not followed below a root, only when given as a root itself.
 bool is_csv2tb_dir_name(std::string_view name);
 
 }  // namespace msmon

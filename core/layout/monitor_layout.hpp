@@ -8,7 +8,7 @@
 
 namespace msmon {
 
-// A v1 rank run folder name: <Mon><DD>_<HH>-<MM>-<SS>-rank<N>-<8 hex> (spec §1.2).
+// A v1 rank run folder name: <Mon><DD>_<HH>-<MM>-<SS>-rank<N>-<8 hex>.
 struct RunDirName {
     std::string time_label;  // "Nov22_13-55-47", Asia/Shanghai time, no year
     int rank = 0;
@@ -40,7 +40,7 @@ std::optional<CsvFileName> parse_v2_csv_name(std::string_view name);
 // Folders under a monitor root that are not rank runs.
 bool is_ignored_monitor_child(std::string_view name);
 
-// Every v1 CSV prefix msprobe writes (spec §2.1).
+// Every v1 CSV prefix msprobe writes.
 bool is_known_v1_prefix(std::string_view prefix);
 
 }  // namespace msmon

@@ -1,4 +1,4 @@
-// MindFormers log lines (spec mindformers-format.md §1-§5): the two logger prefixes, and every message this
+// MindFormers log lines: the two logger prefixes, and every message this
 // tool reads — per-step loss lines, TrainingStateMonitor metrics, data-skip, embedding norm, checkpoint saves.
 #pragma once
 

@@ -1,4 +1,5 @@
-// Tag → series rules (MindFormers spec §3.2, §6; msprobe spec §2.5, §2.11, §7).
+// Tag → series rules: MindFormers' TrainingStateMonitor and loss scalars; msprobe's in-process writer and csv2tb
+// (the CSV name column and the tag → kind mapping).
 #include "core/parse/tensorboard_tags.hpp"
 
 #include <array>
@@ -73,7 +74,7 @@ void split_micro(std::string_view text, std::string_view micro_prefix, TbSeries&
     s.name = std::string(text);
 }
 
-// msprobe's writer task suffix (spec §2.11) → the CSV prefix msmon uses as kind.
+// msprobe's writer task suffix → the CSV prefix msmon uses as kind.
 std::string msprobe_kind(std::string_view task) {
     if (task == "pre_grad" || task == "acc_grad") return "grad_unreduced";
     if (task == "post_grad") return "grad_reduced";
@@ -81,7 +82,7 @@ std::string msprobe_kind(std::string_view task) {
     return std::string(task);
 }
 
-// "<vpp>:<name>[:<micro>]/rank<r>/<task>_<op>" (the in-process writer, spec §7).
+// "<vpp>:<name>[:<micro>]/rank<r>/<task>_<op>" (the in-process writer).
 std::optional<TbSeries> msprobe_writer(std::string_view tag) {
     const auto last = tag.rfind('/');
     if (last == std::string_view::npos) return std::nullopt;
@@ -108,7 +109,7 @@ std::optional<TbSeries> msprobe_writer(std::string_view tag) {
     return s;
 }
 
-// csv2tb: "vp<vpp>:<name>[:micro<m>]/<op>" in rank<r>/<data_type>/ (spec §7).
+// csv2tb: "vp<vpp>:<name>[:micro<m>]/<op>" in rank<r>/<data_type>/.
 std::optional<TbSeries> msprobe_csv2tb(std::string_view tag, std::string_view folder) {
     if (!starts_with(tag, "vp") || folder.empty()) return std::nullopt;
     const auto colon = tag.find(':');

@@ -159,7 +159,7 @@ std::vector<Record> save_records(const MfPlannedStep& st, const MindFormersPlan&
     return out;
 }
 
-// TrainingStateMonitor: metrics, embedding norm, data-skip check (in its on_train_step_end order, §3.2).
+// TrainingStateMonitor: metrics, embedding norm, data-skip check (in its on_train_step_end order).
 std::vector<Record> monitor_records(const MfPlannedStep& st, int rank, const MfRankStep& rs,
                                     const std::vector<MfParam>& params, const MfStepContext& ctx) {
     const MindFormersPlan& plan = ctx.plan;

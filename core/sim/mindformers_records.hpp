@@ -10,7 +10,8 @@
 
 namespace msmon {
 
-// The simulated job's yaml, the values the plan and the records share (spec §4.1, §5.2).
+// The simulated job's yaml, the values the plan and the records share (the data-skip and
+// health-monitor thresholds).
 inline constexpr double kSpikeThreshold = 3.0;  // global_norm_spike_threshold
 inline constexpr int kSpikeCountThreshold = 2;  // global_norm_spike_count_threshold
 inline constexpr int kMicroBatches = 2;
@@ -78,7 +79,7 @@ std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs, 
 std::vector<Record> save_records(const MfPlannedStep& st, const MindFormersPlan& plan, MfLogVariant v,
                                  const MfRankStep& rs);
 
-// TrainingStateMonitor: metrics, embedding norm, data-skip check (in its on_train_step_end order, §3.2).
+// TrainingStateMonitor: metrics, embedding norm, data-skip check (in its on_train_step_end order).
 std::vector<Record> monitor_records(const MfPlannedStep& st, int rank, const MfRankStep& rs,
                                     const std::vector<MfParam>& params, const MfStepContext& ctx);
 

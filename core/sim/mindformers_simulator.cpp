@@ -27,7 +27,8 @@ namespace msmon {
 
 namespace {
 
-// The simulated job's yaml: monitor_config, CheckpointMonitor, logger (spec §4.1, §5.2, §1.2, §7.1). The
+// The simulated job's yaml: monitor_config, CheckpointMonitor, logger, as MindFormers reads them (the data-skip
+// threshold, the health monitor, the log folders). The
 // values its records print as well are in mindformers_records.hpp.
 constexpr double kEmbeddingThreshold = 270.0;  // embedding_local_norm_threshold
 constexpr double kStopSpike = 100;             // gradient factor of the spikes a stop@ fault implies

@@ -15,7 +15,7 @@
 
 namespace msmon {
 
-// Which MFLossMonitor step-line shape to write (spec §2.3).
+// Which MFLossMonitor step-line shape to write (sink or not, with or without lr and clipping, MoE, old).
 enum class MfLogVariant {
     standard,  // sink mode, lr, global_norm [x], throughput
     nonsink,   // loss:[cur/epoch mean], no throughput; checkpoints named by real epoch and step

@@ -1,6 +1,6 @@
 // The TensorBoard side of a simulated MindFormers job: what MFLossMonitor, TrainingStateMonitor and
-// TopkBiasBalanceCallback write to <tensorboard_dir>/rank_<R>/events.out.tfevents.* (spec §6), with the same
-// values the logs print.
+// TopkBiasBalanceCallback write to <tensorboard_dir>/rank_<R>/events.out.tfevents.* (the scalars the log also prints),
+// with the same values the logs print.
 #pragma once
 
 #include <map>

@@ -1,4 +1,5 @@
-// msprobe's monitor config as TrainerMon follows it (spec msprobe-monitor-format.md §5.2-5.4), for the simulator
+// msprobe's monitor config as TrainerMon follows it (static mode, dynamic mode, the
+// write-back of `dynamic_on: false`), for the simulator
 // and the tests' replays of real runs: which steps a rank collects.
 // - Static mode (DYNAMIC_MONITOR unset): the file is read once, at start: collect_times steps from start_step,
 //   step_interval apart.

@@ -305,7 +305,7 @@ bool run_msprobe_simulation(const SimOptions& o, const std::atomic<bool>& stop, 
                     }
                 }
                 const std::string& dir = dirs[ri];
-                // One burst per step, in msprobe's write order (spec §2.7).
+                // One burst per step, in msprobe's write order (at the end of each collected optimizer.step()).
                 struct Part {
                     const char* prefix;
                     const std::string* rows;

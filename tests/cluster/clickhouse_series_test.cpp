@@ -148,7 +148,7 @@ TEST_F(ClickHouseSeries, the_catalog_of_a_store_made_before_the_series_summary_e
     EXPECT_EQ(after.kinds[0].first, "actv");
 }
 
-// The Layers tab's reads (issue 20) answered by ClickHouse itself: a rank's tensors in forward order and the rows'
+// The Layers tab's reads answered by ClickHouse itself: a rank's tensors in forward order and the rows'
 // series over a window, equal to what the generic answer through points() gives, a restart's values winning.
 TEST_F(ClickHouseSeries, module_rows_and_module_series_equal_the_answer_through_points) {
     auto& ch = *ch_;

@@ -1,6 +1,6 @@
 // A ClickHouse that stops answering (SIGSTOP: its port still takes connections, nothing is answered) held every
 // program talking to it until the request timed out (30 s): an agent's last ship, the judge's next query, the
-// TUI's read with q unseen. Issue 34: a signal (or q) ends each within 2 s. What is in flight gets 0.8 s, then every
+// TUI's read with q unseen. A signal (or q) ends each within 2 s. What is in flight gets 0.8 s, then every
 // wait of the HTTP client gives up; the agent and the judge exit 0 (how a service stops), the judge's running
 // --on-incident command is ended with them.
 #include <dirent.h>

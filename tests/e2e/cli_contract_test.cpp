@@ -312,7 +312,7 @@ TEST(CliContract, query_prints_negative_zero_so_that_it_reads_back_as_negative_z
     const auto env = isolated_env(tmp);
     const std::string run_dir = tmp / "job/monitor_output/Nov22_13-55-47-rank0-426b92d1";
     fs::create_directories(run_dir);
-    // pandas rounds tiny negatives to -0.0 (spec §2.6); it is a distinct double from 0.0.
+    // pandas rounds tiny negatives to -0.0 in msprobe's CSVs; it is a distinct double from 0.0.
     write_file(run_dir + "/grad_reduced_0-0.csv", kHeader + "0,w,0,0.5,-0.0,0.0,-0.0,[4],torch.float32\n");
     const std::string db = tmp / "store.db";
     ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}, env).exit_code, 0);

@@ -140,7 +140,7 @@ TEST(ConfigCommand, a_config_nested_70000_levels_deep_is_refused_without_crashin
     EXPECT_NE(ingest.err.find("nested deeper than 256 levels"), std::string::npos) << ingest.err;
 }
 
-// Issue 18, item 13g: `config enable` killed (SIGKILL, the OOM killer) while it writes the new config leaves
+// `config enable` killed (SIGKILL, the OOM killer) while it writes the new config leaves
 // nothing in the trainer's folder: the new file has no name until it is complete (O_TMPFILE). Before, a
 // `.config.json.msmon-XXXXXX` stayed behind for every kill. The kill lands while the file is open for writing,
 // seen in /proc/PID/fd; the config stays whole, old or new.

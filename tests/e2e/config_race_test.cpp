@@ -1,5 +1,5 @@
 // The config editor against live trainers: four msmon_test_trainer processes follow msprobe's dynamic mode
-// (spec §5.3-§5.4: stat every step, exact mtime compare, mtime stored before parsing, validate, count, in-place
+// (msprobe's dynamic mode: stat every step, exact mtime compare, mtime stored before parsing, validate, count, in-place
 // write-back from every rank) while `msmon config` enables, edits and stops collections at random moments and,
 // on purpose, in the middle of a slow rank's write-back. Asserted:
 //   * no trainer ever reads a torn or invalid file that msmon wrote (every invalid read overlapped a trainer's own
@@ -228,7 +228,7 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
         else std::this_thread::sleep_for(std::chrono::milliseconds(kStepMs));  // paces the input: the next step
     }
     // Phase 2: only the slow rank collects; an edit lands while it sits between reading the file and rewriting it
-    // (the lost-update race of §5.4). msmon must notice the rewrite and save the change again.
+    // (the write-back's lost-update race). msmon must notice the rewrite and save the change again.
     write_file(tmp / "slow_rank_pause_ms", std::to_string(kSlowPauseMs));
     auto only_slow = editor({"set", cfg, "module_ranks=[" + std::to_string(kSlowRank) + "]"});
     ASSERT_EQ(only_slow.exit_code, 0);
@@ -284,7 +284,7 @@ TEST(ConfigRace, editor_and_trainers_never_tear_lose_or_miss_a_change) {
         enables, stops, sets, reloads, kRanks, reapplied, forced, worst_pickup_ms, kStepMs, invalid_by_writeback);
 }
 
-// The hidden-mtime race of §5.5 (8): a rank's write-back lands on the file msmon is replacing; its getmtime()
+// The hidden-mtime race: a rank's write-back lands on the file msmon is replacing; its getmtime()
 // then reads msmon's mtime, and it would never read msmon's content. msmon sees the old file change and saves again.
 TEST(ConfigRace, a_write_back_onto_the_replaced_file_makes_msmon_save_again) {
     TempDir tmp;

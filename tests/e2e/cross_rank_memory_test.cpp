@@ -1,4 +1,4 @@
-// Values waiting for the other ranks' same step stay within --cross-rank-memory (issue 18, item 12). A one-shot
+// Values waiting for the other ranks' same step stay within --cross-rank-memory. A one-shot
 // catch-up reads rank by rank, so every step of the first ranks waits for the last; before, they were all held
 // in memory (a 290 MB CSV took 788 MB). Beyond the budget they are read back from the store when judged, and the
 // anomalies are the same whatever the budget.

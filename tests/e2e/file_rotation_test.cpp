@@ -142,7 +142,7 @@ TEST_P(FileRotation, deleted_file_keeps_its_values_and_a_recreated_one_is_read_f
     EXPECT_EQ(norm(0), "1.5");
     EXPECT_EQ(norm(1), "2.5");
 
-    // msprobe re-creates a deleted range file with a new header (spec §2.3).
+    // msprobe re-creates a deleted range file with a new header.
     write_file(path, kHeader + row(2, "3.5"));
     EXPECT_TRUE(wait_norm(2, "3.5")) << "re-created file not read";
     EXPECT_EQ(norm(0), "1.5");

@@ -404,7 +404,7 @@ TEST(FsFaults, a_full_disk_under_the_store_pauses_ingest_visibly_and_it_resumes_
 }
 
 // SIGTERM or SIGINT while the disk under the store is full: the committer retried without end and the stop waited
-// for it, so the signal was ignored until the disk had room (issue 34, item 6). The stop is honoured within 2 s: what
+// for it, so the signal was ignored until the disk had room. The stop is honoured within 2 s: what
 // was committed stays, the failed batches are dropped (their files are read again from where the store has them),
 // it is said, and a later ingest completes the store to what a clean one gives.
 TEST(FsFaults, a_stop_on_a_full_disk_is_honoured_within_2_s_and_a_later_ingest_completes_the_store) {

@@ -1,4 +1,4 @@
-// Health says what the checks across ranks can see (issue 31, item 6): the replica groups the data shows, and each
+// Health says what the checks across ranks can see: the replica groups the data shows, and each
 // check that can't run with why and the monitor config that enables it; on the real 4-rank DDP runs.
 #include <gtest/gtest.h>
 

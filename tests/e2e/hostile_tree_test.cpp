@@ -363,7 +363,7 @@ TEST(HostileTree, steps_at_the_ends_of_int64_survive_every_chart_key) {
 namespace msmon::test {
 namespace {
 
-// Issue 18, item 12: a file of garbage (24 MB of malformed lines took 748 MB and its log lines rotated every earlier
+// A file of garbage (24 MB of malformed lines took 748 MB and its log lines rotated every earlier
 // log away). Every malformed line is counted, across sessions too; the first 100 of a file are stored with their
 // excerpt and logged, the rest only counted; the TUI's count is every one of them; good rows around them are read.
 TEST(HostileTree, a_file_of_malformed_lines_is_counted_whole_but_stored_and_logged_up_to_a_cap) {

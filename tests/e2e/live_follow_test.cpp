@@ -119,7 +119,7 @@ TEST_P(LiveFollow, sigterm_ends_follow_with_exit_zero_and_everything_committed) 
     EXPECT_NE(ingest.out().find("\"rows\": 50"), std::string::npos) << ingest.out();
 }
 
-// Issue 18, item 14: the progress line `msmon ingest --follow` prints once a second counts ranks, read from the
+// The progress line `msmon ingest --follow` prints once a second counts ranks, read from the
 // writer's thread while the reading thread adds runs. It used to read the reading thread's run table unguarded (a
 // data race ThreadSanitizer reports; CI runs this suite under it) and to count runs as ranks: a rank whose job
 // restarted (a second run folder) was two.

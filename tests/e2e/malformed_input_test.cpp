@@ -20,7 +20,7 @@ TEST(MalformedInput, ragged_cc_rows_and_bad_numbers_are_counted_logged_with_file
     fs::create_directories(run_dir);
     const std::string path = run_dir + "/other_0-0.csv";
     // Line numbers are 1-based physical lines; the header is line 1. Lines 2 and 8 are good; 3 has too few
-    // fields and 4 too many (msprobe's cc rows, spec §2.5), 5 a non-numeric op, 6 a non-integer step, 7 a
+    // fields and 4 too many (msprobe's cc rows), 5 a non-numeric op, 6 a non-integer step, 7 a
     // stray quote.
     const std::string text =
         "vpp_stage,name,step,norm,min,max,shape,dtype\n"

@@ -110,7 +110,7 @@ TEST(MindFormersIngest, rendered_fixture_lands_as_the_spec_says) {
 
     const auto v = query_map(db);
     const std::map<std::string, std::string> expected = {
-        // §7.2 rank 7, step 10: the step line, progress and every TrainingStateMonitor metric.
+        // info.log of rank 7, step 10: the step line, progress and every TrainingStateMonitor metric.
         {"7|loss||10|", "7.123456"},
         {"7|per_step_time||10|", "1752"},
         {"7|lr||10|", "9.981987e-06"},
@@ -130,7 +130,7 @@ TEST(MindFormersIngest, rendered_fixture_lands_as_the_spec_says) {
         {"7|weight_norm||10|", "1203.8817138671875"},
         {"7|throughput_linearity||10|", "0.9926543577526307"},
         {"7|device_accum_local_loss|lm|10|", "14.247312"},
-        // §7.1 rank 0 (pipeline stage 0): global norm and embedding norm per step, but loss 0 is not a loss.
+        // worker_0.log of rank 0 (pipeline stage 0): global norm and embedding norm per step, but loss 0 is not a loss.
         {"0|global_norm||3|", "47.329006"},
         {"0|global_norm||4|", "51.204178"},
         {"0|embedding_local_norm||3|", "260.10452"},

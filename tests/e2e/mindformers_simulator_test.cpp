@@ -103,7 +103,7 @@ ParsedLog parse_log(const std::string& path, LogPrefix expected) {
             EXPECT_FALSE(parse_step_line(m).has_value());
             static const std::regex prog(
                 R"(^ +([0-9.]+|nan|inf)% \|(.*)\| ([-+0-9.eEinfa]+) samples/s/p  (?:(-?\d+) days?, )?(\d+):(\d{2}):(\d{2}) \}$)");
-            EXPECT_TRUE(std::regex_match(m, prog)) << "PROG regex (spec §2.4): " << line;
+            EXPECT_TRUE(std::regex_match(m, prog)) << "PROG regex: " << line;
             ++p.progress;
         } else if (m.rfind("Epoch:[", 0) == 0) {
             auto t = parse_tsm_line(m);

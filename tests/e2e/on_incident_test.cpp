@@ -173,7 +173,7 @@ TEST(OnIncident, a_command_that_hangs_is_killed_with_what_it_started_at_its_time
     EXPECT_NE(ingest.err().find("ran past its timeout of 8000 ms and was killed"), std::string::npos) << ingest.err();
 }
 
-// Issue 34: a signal ends the process within 2 s in every state. A follower stopped while its command hung waited
+// A signal ends the process within 2 s in every state. A follower stopped while its command hung waited
 // for the command's timeout (20 s by default) and a second more. Now the command gets half a second, then it and
 // all it started are ended; the follower exits 0 (how a service stops) within 2 s of SIGINT or SIGTERM.
 TEST(OnIncident, a_signal_ends_a_follower_within_2_s_while_its_command_hangs) {
@@ -209,7 +209,7 @@ TEST(OnIncident, a_signal_ends_a_follower_within_2_s_while_its_command_hangs) {
 }
 
 // A command whose child calls setsid() leaves the command's process group: killing the group at the timeout left
-// it running (issue 34, item 14). Everything the command started is followed and killed, in its group or not.
+// it running. Everything the command started is followed and killed, in its group or not.
 TEST(OnIncident, a_child_that_leaves_the_commands_process_group_is_killed_at_the_timeout_too) {
     TempDir tmp;
     const auto sim = run({program("msmon"), "simulate", tmp / "job", "--ranks", "2", "--params", "4", "--steps", "12",

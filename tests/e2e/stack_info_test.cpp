@@ -1,4 +1,4 @@
-// stack_info.csv: one record per module whose quoted stack field spans many physical lines (spec §2.8); the
+// stack_info.csv: one record per module whose quoted stack field spans many physical lines; the
 // store's stack_info table gets one row per module with the whole stack text.
 #include <gtest/gtest.h>
 

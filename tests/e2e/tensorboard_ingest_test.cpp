@@ -283,7 +283,7 @@ TEST_F(TensorboardIngest, simulated_mindformers_logs_and_event_files_give_one_se
     EXPECT_EQ(twins.front().step, "4");  // step 1 × global batch size 4
 }
 
-// Issue 18, item 11: MindFormers writes loss, lr, global_norm, ... both to its log (rounded to 6 digits) and to its
+// MindFormers writes loss, lr, global_norm, ... both to its log (rounded to 6 digits) and to its
 // event files (the float itself). Whichever is read first, the store holds the event file's value where both speak:
 // a job whose event files are read before its logs (a later session sees the logs) and one read the other way round
 // and one read at once hold the same values. Before, the later read won: the two orders differed on every such

@@ -1,4 +1,4 @@
-// `msmon export --trend-db` writes what msprobe's data2db writes (spec §6): the same tables, rows and values
+// `msmon export --trend-db` writes what msprobe's data2db writes: the same tables, rows and values
 // as data2db's own database for the real `wg` fixture, and data2db's mapping rules on a tree built here.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -276,7 +276,7 @@ void write_tree(const std::string& root) {
     write_file(r0 + "/grad_reduced_1-1.csv",
                "vpp_stage,name,step,norm,min,max,mean,id,shape,dtype\n"
                "0,decoder.layers.3.mlp.linear_fc1.weight,1,0.5,-1000000000.5,1e-06,-0.0,nan,[4],torch.float32\n");
-    // A cc row: no "vpp:" prefix, so msprobe shifted the step into the third field (spec §2.5).
+    // A cc row: no "vpp:" prefix, so msprobe shifted the step into the third field.
     write_file(r0 + "/other_0-0.csv", "vpp_stage,name,step,norm,min,max\nall_reduce,0.5,0,1.0,2.0,3.0\n");
     write_file(r0 + "/attention_hook_0-0.csv",
                "vpp_stage,name,step,micro_step,entropy,softmax_max\n0,decoder.layers.3.self_attention,0,0,0."

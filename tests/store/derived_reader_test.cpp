@@ -1,4 +1,4 @@
-// Derived kinds (issue 20): computed when read from what the store holds, equal to what a person computes by hand
+// Derived kinds: computed when read from what the store holds, equal to what a person computes by hand
 // from `msmon query`'s stored values, listed only where their inputs exist.
 #include "store/derived_reader.hpp"
 

@@ -1,4 +1,4 @@
-// The module dimension from the store (issue 20): a rank's tensors of a kind in forward order, and one series per
+// The module dimension from the store: a rank's tensors of a kind in forward order, and one series per
 // tensor over a window. The SQLite reader reads only the rows and chunks asked for; it must answer exactly what
 // Reader's default (every point streamed) answers, restarts, micro-steps and windows included.
 #include "store/module_series.hpp"

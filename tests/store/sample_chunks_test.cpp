@@ -306,7 +306,7 @@ TEST(SampleChunks, a_version_4_store_is_upgraded_with_every_sample_kept) {
     EXPECT_EQ(gone.int64(0), 0);
 }
 
-// Issue 18, item 11: a row from a full-precision source (an event file) stays over a rounded one (a log line) of the
+// A row from a full-precision source (an event file) stays over a rounded one (a log line) of the
 // same tensor and step, whichever is written first, in one commit or across commits and blocks; among rows of one
 // precedence the last write wins. The Overview's per-rank aggregates follow what stays.
 TEST(SampleChunks, a_full_precision_row_stays_over_a_rounded_one_whatever_the_order) {

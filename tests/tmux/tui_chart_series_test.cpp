@@ -1,4 +1,4 @@
-// The Chart's series side by side, band and robust y in a real terminal (issue 20): from the Layers tab's incident
+// The Chart's series side by side, band and robust y in a real terminal: from the Layers tab's incident
 // cell to the chart, `/` a filter, `t` one line a tensor it matches (named, counted, paged), `b` the band across
 // every rank, `y` a y range one spike does not set.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Drill-downs land on the rank and step they were opened on (issue 17), in a real terminal: Enter on an
+// Drill-downs land on the rank and step they were opened on, in a real terminal: Enter on an
 // anomaly charts that row's rank at that row's step, `:rank N` focuses rank N or says there is none, the
 // Overview's selection is a rank that sorting cannot move, a drill-down leaves the Overview's statistic as it
 // was, and `--db STORE` alone shows a store read-only. Every check reads the screen; none depends on which

@@ -1,4 +1,4 @@
-// The Overview's heatmap on a 256-rank job in a real terminal (issue 19): the selected rank's row is marked and
+// The Overview's heatmap on a 256-rank job in a real terminal: the selected rank's row is marked and
 // labelled wherever j/k/G take it, a colour scale with its values heads the map, a step axis under it names the
 // steps shown, h pans back through the run and 0 shows all of it, and v switches to the list and back.
 #include <gtest/gtest.h>

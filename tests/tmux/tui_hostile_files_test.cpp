@@ -1,6 +1,6 @@
 // The TUI on a job folder another user planted FIFOs in: `health_ckpts.json` and the monitor config given with
 // --config are FIFOs. A plain open blocked on them: the TUI stopped updating, ignored q and Ctrl-C, and only
-// SIGKILL ended it (issue 34, items 1 and 2). The user sees the ranks, the Config tab names the FIFO, the status line
+// SIGKILL ended it. The user sees the ranks, the Config tab names the FIFO, the status line
 // counts the file not read, and q ends the program.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

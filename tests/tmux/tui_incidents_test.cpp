@@ -1,4 +1,4 @@
-// Incidents in the TUI (issue 17, "Find what went wrong"), in a real terminal: the Anomalies tab opens on one
+// Incidents in the TUI (find what went wrong), in a real terminal: the Anomalies tab opens on one
 // row per incident, most severe first, each showing where it began; Space lists an incident's anomalies (its
 // origin first, then in training order); Enter charts the origin (or the anomaly) on its rank at its step,
 // and Esc comes back to the same row, still expanded; the status line counts incidents. On a simulated run (a

@@ -1,4 +1,4 @@
-// Ranks in the parallel layout (issue 20): a pipeline-parallel job written as msprobe writes it (4 ranks, 2 stages:
+// Ranks in the parallel layout: a pipeline-parallel job written as msprobe writes it (4 ranks, 2 stages:
 // ranks 0-1 hold the embedding and layers 0-1, ranks 2-3 layers 2-3 and the head). With one step fixed the Layers
 // tab shows the whole model across the stages, each rank's tensors where they belong, and names the stages; one
 // tensor fixed lists the ranks that hold it.

@@ -1,4 +1,4 @@
-// The Layers tab in a real terminal (issue 20), as a person uses it: it opens on the cell where the top incident
+// The Layers tab in a real terminal, as a person uses it: it opens on the cell where the top incident
 // began (that rank, that tensor, that step, marked), tensors in forward order; Enter charts that tensor at that
 // step with that rank in front; `d` fixes one step (tensors x ranks) and then one tensor (ranks x steps) around
 // the same cell; `!` comes back to the origin; micro-steps fold into their step and `m` shows them apart; `/`

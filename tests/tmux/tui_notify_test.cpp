@@ -145,8 +145,7 @@ TEST_F(TuiNotify, opening_a_finished_run_whose_replica_finding_is_judged_after_t
 }
 
 // An --on-incident command that fails was said only in msmon.log: the person at the terminal never knew that the
-// pager was not paged. Said on the status line, beside the new incident's notice (issue 34: every output's failure
-// is told).
+// pager was not paged. Said on the status line, beside the new incident's notice.
 TEST_F(TuiNotify, a_command_that_fails_is_said_on_the_status_line_beside_the_incident) {
     TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "s.db") + " --on-incident 'exit 3'",
                   220, 40, tmux_env(tmp));

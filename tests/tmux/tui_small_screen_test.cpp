@@ -1,4 +1,4 @@
-// The Anomalies tab at 80x24 in a real terminal (issue 19, "a screen that tells the truth at every size"): rules
+// The Anomalies tab at 80x24 in a real terminal (a screen that tells the truth at every size): rules
 // read exactly as `msmon anomalies` prints them (no TUI-only short forms), an origin still names its layer when the
 // rule is long, and the selected anomaly's message wraps whole into the detail pane instead of being cut at the
 // right edge.

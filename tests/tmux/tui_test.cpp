@@ -325,7 +325,7 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
     // NaN of the same step can be in before the CSV rows, and the incident's origin moves to actv when they arrive.
     // A sanitized build, slowed several times with other tests beside it, can hold the demo's writer back long
     // enough for a StalledRank incident (ranks two steps apart for over a second): tolerated there only, and only
-    // that one (known: issue 18's note).
+    // that one (known, and left).
 #ifdef MSMON_SANITIZED
     const char* count_text = "incidents, most severe first  3 incidents";
     const bool tolerate_stall = true;

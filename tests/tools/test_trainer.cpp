@@ -1,5 +1,5 @@
 // A stand-in for one msprobe monitoring rank in dynamic mode (DYNAMIC_MONITOR=True), following spec
-// msprobe-monitor-format.md §5.3-§5.4 exactly, for the config editor's race tests:
+// msprobe's dynamic mode and its write-back exactly, for the config editor's race tests:
 //   * every step: stat the config, compare st_mtime as a float exactly, store it BEFORE parsing, load (flock SH),
 //     and when dynamic_on is true and the config validates: reset the count, start at the next step;
 //   * count collected steps (start_step, step_interval), and after `collect_times` of them write the config back:
@@ -10,8 +10,8 @@
 //
 // usage: msmon_test_trainer CONFIG LOG COUNTERS RANK STEP_MS STEPS [PAUSE_FILE]
 //   PAUSE_FILE: when it exists and holds a number, this rank sleeps that many ms between reading the file and
-//   rewriting it (a slow rank), which opens the lost-update window of §5.4 wide enough for a test to hit it on
-//   purpose. msprobe's own gap is a few milliseconds.
+//   rewriting it (a slow rank), which opens the lost-update window of the write-back wide enough for a test to hit it
+//   on purpose. msprobe's own gap is a few milliseconds.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>

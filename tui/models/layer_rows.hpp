@@ -1,4 +1,4 @@
-// The Layers view's rows (issue 20): a rank's tensors in forward order, folded by layer, and each cell's colour
+// The Layers view's rows: a rank's tensors in forward order, folded by layer, and each cell's colour
 // level relative to its own row's recent history, so that a 40x jump in a tiny tensor shows as strongly as in a
 // large one.
 #pragma once

@@ -1,4 +1,4 @@
-// Ranks in the parallel layout (issue 20): under pipeline parallelism each rank holds a slice of the model's
+// Ranks in the parallel layout: under pipeline parallelism each rank holds a slice of the model's
 // layers, which its tensors' names tell (layers.N). Ranks holding the same layers form a stage; stages are put in
 // model order, and their tensors into one model, each where its layer puts it.
 #pragma once

@@ -1,4 +1,4 @@
-// The Chart's band across ranks (issue 20): per pixel column, the least, the median and the greatest value any
+// The Chart's band across ranks: per pixel column, the least, the median and the greatest value any
 // rank has there, so the focused rank is seen against the spread of all of them, not against eight picked ones.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Layers (issue 20): the module dimension. msprobe's data is a cube, step x rank x tensor; this view fixes one of
+// Layers: the module dimension. msprobe's data is a cube, step x rank x tensor; this view fixes one of
 // the three and shows the other two as a heatmap: one rank (tensors x steps, the default), one step (tensors x
 // ranks) or one tensor (ranks x steps). Tensors are listed in forward order, a tensor's micro-steps folded into
 // its step, layers foldable, filtered by `/` (names and labels). Each cell is coloured by its value against its

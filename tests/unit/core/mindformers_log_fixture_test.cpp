@@ -1,4 +1,4 @@
-// The rendered MindFormers fixtures (../shared/fixtures/mindformers-rendered, spec §7), parsed line by line with
+// The rendered MindFormers fixtures (../shared/fixtures/mindformers-rendered), parsed line by line with
 // the exact values of each record.
 #include <gtest/gtest.h>
 

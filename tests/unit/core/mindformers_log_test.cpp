@@ -1,5 +1,5 @@
 // Unit tests for core/parse/mindformers_log: the two logger prefixes and MindSpore's, every step-line variant
-// of the spec (§2.3, §2.6), TrainingStateMonitor lines (§3.2), data skip (§4.2), embedding norm (§5.1).
+// (MFLossMonitor, PyNative trainer), TrainingStateMonitor lines, data skip, embedding norm.
 // The rendered fixtures are in mindformers_log_fixture_test.cpp.
 #include "core/parse/mindformers_log.hpp"
 
@@ -29,7 +29,7 @@ TsmLine tsm_ok(std::string_view message) {
     return t.value_or(TsmLine{});
 }
 
-// The epoch/step fields every MFLossMonitor line of §2.3 shares: epoch 1 of 2, step 120 of 6500.
+// The epoch/step fields every MFLossMonitor step line shares: epoch 1 of 2, step 120 of 6500.
 void expect_step_120(const StepLine& s) {
     EXPECT_EQ(s.epoch, 1);
     EXPECT_EQ(s.epochs, 2);
@@ -38,7 +38,7 @@ void expect_step_120(const StepLine& s) {
     EXPECT_EQ(s.global_step, 120);
 }
 
-// ---- prefixes (§1.1, §1.3, §1.5) ----
+// ---- prefixes (the file sink's, stdout's, worker_<i>.log's other lines) ----
 
 TEST(MindFormersLog, file_sink_prefix_splits_level_time_and_message) {
     const auto h = parse_log_head(
@@ -174,7 +174,7 @@ TEST(MindFormersLog, trailing_carriage_return_is_not_part_of_the_message) {
     EXPECT_EQ(h.message, "embedding_local_norm: 251.79117");
 }
 
-// ---- MFLossMonitor step lines (§2.3) ----
+// ---- MFLossMonitor step lines ----
 
 TEST(MindFormersLog, standard_sink_step_line) {
     const auto s = step_ok(
@@ -384,7 +384,7 @@ TEST(MindFormersLog, step_parser_rejects_other_messages_and_damaged_step_lines) 
     }
 }
 
-// ---- PyNative trainer (§2.6) ----
+// ---- PyNative trainer ----
 
 TEST(MindFormersLog, pynative_line_with_every_optional_field) {
     const auto s = step_ok(
@@ -422,7 +422,7 @@ TEST(MindFormersLog, pynative_line_of_a_non_last_pipeline_stage) {
     EXPECT_TRUE(s.extra_losses.empty());
 }
 
-// ---- TrainingStateMonitor (§3.2) ----
+// ---- TrainingStateMonitor ----
 
 TEST(MindFormersLog, tsm_scalar_tags_keep_their_full_names) {
     const struct {
@@ -496,7 +496,7 @@ TEST(MindFormersLog, tsm_parser_rejects_step_lines_and_text_values) {
     EXPECT_FALSE(parse_tsm_line("Will be Training epochs:2, sink_size:1").has_value());
 }
 
-// ---- data skip (§4.2) ----
+// ---- data skip ----
 
 TEST(MindFormersLog, skip_line) {
     const auto s = parse_skip_line("opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]");
@@ -547,7 +547,7 @@ TEST(MindFormersLog, stop_line_with_and_without_the_value_error_prefix) {
                      .has_value());
 }
 
-// ---- embedding norm (§5.1) and warnings ----
+// ---- embedding norm and warnings ----
 
 TEST(MindFormersLog, embedding_local_norm_on_stage_zero_and_other_stages) {
     EXPECT_EQ(parse_embedding_line("embedding_local_norm: 251.79117"), std::optional<double>(251.79117));
@@ -607,7 +607,7 @@ TEST(MindFormersLog, log_numbers_with_brackets_and_numpy_spellings) {
     EXPECT_FALSE(parse_log_number("unavailable").has_value());
 }
 
-// ---- the rendered fixtures (spec §7.1, §7.2) ----
+// ---- the rendered fixtures (worker_0.log, info.log) ----
 
 }  // namespace
 }  // namespace msmon

@@ -1,4 +1,4 @@
-// msprobe's config validation, field by field (spec §5.1): what it rejects, what it silently replaces.
+// msprobe's config validation, field by field: what it rejects, what it silently replaces.
 #include "core/config/monitor_config_fields.hpp"
 
 #include <gtest/gtest.h>

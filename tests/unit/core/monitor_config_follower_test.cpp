@@ -1,7 +1,7 @@
 // Which steps msprobe collects, as the simulator and the tests' replays follow the monitor config (spec
-// msprobe-monitor-format.md §5.2-5.4), on a real file: static mode reads it once; dynamic mode starts a collection
-// at the step after a change that turns dynamic_on true, stops after collect_times (0: one more step) and writes
-// dynamic_on false back.
+// static and dynamic mode, and the write-back), on a real file: static mode reads it once; dynamic mode starts a
+// collection at the step after a change that turns dynamic_on true, stops after collect_times (0: one more step) and
+// writes dynamic_on false back.
 #include "core/sim/monitor_config_follower.hpp"
 
 #include <gtest/gtest.h>

@@ -133,7 +133,7 @@ TEST(MonitorLayout, v1_csv_name_rejects_unknown_prefixes_and_bad_ranges) {
 }
 
 TEST(MonitorLayout, v1_csv_name_rejects_signed_step_numbers) {
-    // Spec §2.2: the range is (\d+)-(\d+); msprobe never writes a sign.
+    // The range is (\d+)-(\d+): msprobe never writes a sign.
     for (const char* bad : {"grad_reduced_+0-4.csv", "grad_reduced_0-+4.csv", "grad_reduced_0--4.csv"}) {
         EXPECT_FALSE(parse_v1_csv_name(bad).has_value()) << "accepted '" << bad << "'";
     }

@@ -388,7 +388,8 @@ AnalyserKey key(std::int64_t step, const std::string& task, std::int64_t vpp, st
 }
 
 TEST(MsprobeAnalyser, spec_example_backward_puts_later_pipeline_stage_first_then_call_id) {
-    // §9.4: rank 1 (pp 1) post_grad call 118, then rank 0 actv_grad call 41, then rank 0 post_grad call 118.
+    // As msprobe's analyser orders them: rank 1 (pp 1) post_grad call 118, then rank 0 actv_grad call 41, then rank 0
+    // post_grad call 118.
     std::vector<AnalyserKey> v{key(7, "actv_grad", 0, 0, 41), key(7, "post_grad", 0, 0, 118),
                                key(7, "post_grad", 0, 1, 118)};
     std::stable_sort(v.begin(), v.end(), msprobe_analyser_less);

@@ -1,4 +1,4 @@
-// The Chart's band across ranks and its robust y range (issue 20): min, median and max per pixel column over every
+// The Chart's band across ranks and its robust y range: min, median and max per pixel column over every
 // rank; one spike does not flatten the rest when the y range leaves out the extreme 2%, and the points it leaves
 // out are marked on the edge they leave by.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The Layers view's grid (issue 20): micro-steps folded into their step by the op's rule, layers folded into one
+// The Layers view's grid: micro-steps folded into their step by the op's rule, layers folded into one
 // row showing their most extreme tensor, the `/` filter's labels, and the incidents' cells.
 #include "tui/models/layer_grid.hpp"
 

@@ -1,4 +1,4 @@
-// The Layers view's row model (issue 20): layer numbers read from real tensor names, rows folded by layer in
+// The Layers view's row model: layer numbers read from real tensor names, rows folded by layer in
 // forward order, and colour levels relative to a row's own history.
 #include "tui/models/layer_rows.hpp"
 

@@ -1,4 +1,4 @@
-// The Layers view's keys between two reads (issue 20): the event loop reads every pending key before it collects
+// The Layers view's keys between two reads: the event loop reads every pending key before it collects
 // again, so Enter right after a key that moved the selection off what was read, or changed the kind, must chart
 // what is on screen or nothing, never another tensor or the new kind with the old name.
 #include <gtest/gtest.h>

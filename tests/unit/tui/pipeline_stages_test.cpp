@@ -1,4 +1,4 @@
-// Pipeline stages from the layers each rank's tensors name (issue 20).
+// Pipeline stages from the layers each rank's tensors name.
 #include "tui/models/pipeline_stages.hpp"
 
 #include <gtest/gtest.h>
