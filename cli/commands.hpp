@@ -24,6 +24,7 @@ int run_judge_command(int argc, char** argv);
 // Each command's argument table (what parses its arguments, prints its --help and writes its man page section).
 const CommandSpec& anomalies_command_spec();
 const CommandSpec& config_command_spec();
+const CommandSpec& docs_command_spec();
 const CommandSpec& export_command_spec();
 const CommandSpec& health_command_spec();
 const CommandSpec& ingest_command_spec();

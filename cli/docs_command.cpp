@@ -1,6 +1,7 @@
 // msmon docs DIR: writes msmon's man page and its bash and zsh completions from the commands' argument tables.
 #include <cstdio>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "core/args/command_docs.hpp"
 #include "core/text/display_escape.hpp"
@@ -46,9 +47,7 @@ int run_docs_command(int argc, char** argv) {
         "(per-rank CSV statistics of gradients, activations, optimizer state and weights, anomaly dumps, loss and "
         "global-norm log lines, checkpoint health) into an SQLite store, finds anomalies, and answers queries. "
         "msmon-tui(1) shows the same live in a terminal.";
-    d.commands = {&ingest_command_spec(), &query_command_spec(),  &anomalies_command_spec(), &health_command_spec(),
-                  &config_command_spec(), &export_command_spec(), &simulate_command_spec(),  &settings_command_spec(),
-                  &judge_command_spec(),  &docs_command_spec()};
+    for (const CliCommand& c : cli_commands()) d.commands.push_back(&c.spec());
     d.version = build_info().version;
     d.date = build_info().date;
     if (!write_program_docs(d, args->positional[0], error)) {

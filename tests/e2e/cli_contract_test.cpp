@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/command_table.hpp"
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
 
@@ -64,7 +65,8 @@ TEST(CliContract, top_level_help_exits_0_and_no_command_is_a_usage_error) {
     const auto env = isolated_env(tmp);
     auto help = run({program("msmon"), "--help"}, env);
     EXPECT_EQ(help.exit_code, 0);
-    for (const auto& cmd : kCommands) EXPECT_NE(help.out.find(cmd), std::string::npos) << cmd << " not in --help";
+    for (const CliCommand& c : cli_commands())
+        EXPECT_NE(help.out.find("  " + c.name() + " "), std::string::npos) << c.name() << " not in --help";
     auto bare = run({program("msmon")}, env);
     EXPECT_EQ(bare.exit_code, 2);
     EXPECT_FALSE(bare.err.empty()) << "usage should go to stderr";

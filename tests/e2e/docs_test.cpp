@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "cli/command_table.hpp"
 #include "tests/support/test_env.hpp"
 
 namespace msmon::test {
@@ -42,8 +43,8 @@ TEST(Docs, man_pages_and_completions_list_every_option_of_every_command) {
     ASSERT_EQ(run({program("msmon-tui"), "--docs", tmp / "docs"}).exit_code, 0);
     const std::string man = read_file(tmp / "docs/msmon.1");
     int checked = 0;
-    for (const std::string command :
-         {"ingest", "query", "anomalies", "health", "config", "export", "simulate", "settings", "docs"}) {
+    for (const CliCommand& c : cli_commands()) {  // every command, from the table main.cpp dispatches by
+        const std::string& command = c.name();
         const auto help = run({program("msmon"), command, "--help"});
         ASSERT_EQ(help.exit_code, 0) << command;
         EXPECT_NE(man.find(".SS \"msmon " + command + "\""), std::string::npos) << command;
