@@ -36,24 +36,33 @@ std::string fit_path_left(const std::string& path, int width, bool unicode) {
 
 constexpr std::size_t kBackDepth = 32;
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-
 }  // namespace
 
 App::App(std::unique_ptr<Reader> reader, const ConfigTarget& config) : reader_(std::move(reader)) {
     auto open_chart = [this] { show(TabId::chart); };
-    // In TabId order.
-    tabs_.push_back(std::make_unique<OverviewView>(shared_, incidents_, open_chart));
-    tabs_.push_back(std::make_unique<ChartView>(shared_));
-    tabs_.push_back(std::make_unique<AnomaliesView>(shared_, incidents_, open_chart));
-    tabs_.push_back(std::make_unique<HealthView>());
-    tabs_.push_back(
-        std::make_unique<ConfigView>(config.path.empty() ? nullptr : std::make_unique<ConfigEditor>(config)));
-    tabs_.push_back(std::make_unique<ExpertLoadView>());
-    tabs_.push_back(std::make_unique<LayersView>(shared_, incidents_, open_chart));
+    // Each tab's view, in the table's order (a switch: a tab added to the table without a view does not compile
+    // quietly, -Wswitch names it).
+    auto make_view = [&](TabId id) -> std::unique_ptr<View> {
+        switch (id) {
+            case TabId::overview:
+                return std::make_unique<OverviewView>(shared_, incidents_, open_chart);
+            case TabId::chart:
+                return std::make_unique<ChartView>(shared_);
+            case TabId::anomalies:
+                return std::make_unique<AnomaliesView>(shared_, incidents_, open_chart);
+            case TabId::health:
+                return std::make_unique<HealthView>();
+            case TabId::config:
+                return std::make_unique<ConfigView>(config.path.empty() ? nullptr
+                                                                        : std::make_unique<ConfigEditor>(config));
+            case TabId::experts:
+                return std::make_unique<ExpertLoadView>();
+            case TabId::layers:
+                return std::make_unique<LayersView>(shared_, incidents_, open_chart);
+        }
+        return nullptr;
+    };
+    for (const TabEntry& t : kTabs) tabs_.push_back(make_view(t.id));
 
     // One binding per line reads as a table.
     // clang-format off
@@ -69,11 +78,11 @@ App::App(std::unique_ptr<Reader> reader, const ConfigTarget& config) : reader_(s
          }},
         {{kKeyEscape}, "Esc", "back one level: out of a page (Health's run config), then to the tab before, and the one before that", [this] { return back(); }},
         {{kKeyTab}, "Tab", "next tab", [this] {
-             show(static_cast<TabId>((static_cast<std::size_t>(current_) + 1) % tabs_.size()));
+             show(kTabs[(static_cast<std::size_t>(current_) + 1) % kTabCount].id);
              return Reaction::reload;
          }},
         {{kKeyBackTab}, "S-Tab", "previous tab", [this] {
-             show(static_cast<TabId>((static_cast<std::size_t>(current_) + tabs_.size() - 1) % tabs_.size()));
+             show(kTabs[(static_cast<std::size_t>(current_) + kTabCount - 1) % kTabCount].id);
              return Reaction::reload;
          }},
         {{'/'}, "/", "filter parameter names (regex; empty clears)", [this] {
@@ -88,13 +97,16 @@ App::App(std::unique_ptr<Reader> reader, const ConfigTarget& config) : reader_(s
          }},
     };
     // clang-format on
-    for (std::size_t i = 0; i < tabs_.size(); ++i) {
-        const int key = '1' + static_cast<int>(i);
-        global_keys_.push_back(
-            {{key}, std::string(1, static_cast<char>(key)), std::string(tabs_[i]->title()) + " tab", [this, i] {
-                 show(static_cast<TabId>(i));
-                 return Reaction::reload;
-             }});
+    for (std::size_t i = 0; i < kTabCount; ++i) {
+        const std::optional<int> key = tab_key(i);
+        if (!key) continue;  // past the tenth: Tab reaches it
+        global_keys_.push_back({{*key},
+                                std::string(1, static_cast<char>(*key)),
+                                std::string(tabs_[i]->title()) + " tab",
+                                [this, id = kTabs[i].id] {
+                                    show(id);
+                                    return Reaction::reload;
+                                }});
     }
     // One binding per line reads as a table.
     // clang-format off
@@ -230,10 +242,6 @@ App::App(std::unique_ptr<Reader> reader, const ConfigTarget& config) : reader_(s
 App::~App() = default;
 
 std::vector<std::string> App::override_keys(const std::vector<std::pair<std::string, std::string>>& overrides) {
-    static const std::pair<const char*, TabId> kViews[] = {{"overview", TabId::overview},   {"chart", TabId::chart},
-                                                           {"anomalies", TabId::anomalies}, {"health", TabId::health},
-                                                           {"config", TabId::config},       {"experts", TabId::experts},
-                                                           {"layers", TabId::layers}};
     std::vector<std::string> errors;
     for (const auto& [key, to] : overrides) {
         std::string name, error;
@@ -248,13 +256,11 @@ std::vector<std::string> App::override_keys(const std::vector<std::pair<std::str
             table = &global_keys_;
             for (const auto& tab : tabs_) others.push_back(&tab->keys());
         } else {
-            for (const auto& [view_name, id] : kViews)
-                if (name == view_name) table = const_cast<KeyTable*>(&view(id).keys());  // the view's own table
+            if (const std::optional<TabId> id = tab_named(name)) table = &view(*id).own_keys();
             others.push_back(&global_keys_);
         }
         if (!table) {
-            errors.push_back("keys." + key + ": no view '" + name +
-                             "' (overview, chart, anomalies, health, config, experts, layers, global)");
+            errors.push_back("keys." + key + ": no view '" + name + "' (" + tab_names() + ", global)");
             continue;
         }
         if (!rebind_key(*table, from, next, others, error)) errors.push_back("keys." + key + ": " + error);
@@ -276,12 +282,9 @@ void App::set_baseline(std::unique_ptr<Reader> baseline, const std::string& name
 }
 
 bool App::select_view(const std::string& name) {
-    for (std::size_t i = 0; i < tabs_.size(); ++i)
-        if (lower(tabs_[i]->title()) == name) {
-            show(static_cast<TabId>(i));
-            return true;
-        }
-    return false;
+    const std::optional<TabId> id = tab_named(name);
+    if (id) show(*id);
+    return id.has_value();
 }
 
 void App::show(TabId tab) {
@@ -402,10 +405,10 @@ bool App::handle_key(int key, int mouse_x, int mouse_y, bool& reload, bool& redr
         if (!plain) return true;
         if (mouse_y == 0) {  // tab row
             int x = 0;
-            for (std::size_t i = 0; i < tabs_.size(); ++i) {
-                const int w = static_cast<int>(std::string(tabs_[i]->title()).size()) + 5;  // " N Title " and a gap
+            for (std::size_t i = 0; i < kTabCount; ++i) {
+                const int w = static_cast<int>(tab_label(i, tabs_[i]->title()).size()) + 1;  // as drawn, and a gap
                 if (mouse_x >= x && mouse_x < x + w) {
-                    show(static_cast<TabId>(i));
+                    show(kTabs[i].id);
                     reload = redraw = true;
                 }
                 x += w;
@@ -479,9 +482,9 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     buf.clear();
     const int w = buf.width(), h = buf.height();
     int x = 0;
-    for (std::size_t i = 0; i < tabs_.size(); ++i) {
-        const std::string tab = " " + std::to_string(i + 1) + " " + tabs_[i]->title() + " ";
-        const Style s = static_cast<TabId>(i) == current_
+    for (std::size_t i = 0; i < kTabCount; ++i) {
+        const std::string tab = tab_label(i, tabs_[i]->title());
+        const Style s = kTabs[i].id == current_
                             ? Style{Color::accent, Color::none, static_cast<std::uint8_t>(kReverse | kBold)}
                             : Style{Color::dim, Color::none, kPlain};
         x += buf.text(x, 0, tab, s, w - x) + 1;

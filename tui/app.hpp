@@ -13,6 +13,7 @@
 #include "store/incident_index.hpp"
 #include "store/reader.hpp"
 #include "tui/command_table.hpp"
+#include "tui/tab_table.hpp"
 #include "tui/views/view.hpp"
 #include "tui/widgets/line_editor.hpp"
 
@@ -29,9 +30,6 @@ struct AppStatus {
     std::string notice;
     double seconds_since_data = -1;  // since the ingest thread last committed; -1: nothing yet
 };
-
-// The tabs, in the order they are shown (and numbered: 1-7).
-enum class TabId { overview, chart, anomalies, health, config, experts, layers };
 
 class App {
 public:

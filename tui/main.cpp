@@ -16,6 +16,7 @@
 #include "store/store_location.hpp"
 #include "tui/demo_job.hpp"
 #include "tui/launch_options.hpp"
+#include "tui/tab_table.hpp"
 
 using namespace msmon;
 using namespace msmon::tui;
@@ -64,9 +65,7 @@ const CommandSpec kTuiSpec{
          "run CMD (by /bin/sh -c) once per new incident seen while watching, the incident as one\n"
          "JSON object on its stdin (as msmon ingest --on-incident)"},
         {"--on-incident-timeout", "S", "kill an --on-incident run after S seconds (default 20)"},
-        {"--snapshot", "VIEW",
-         "ingest, print one frame of VIEW (overview, chart, anomalies, health, config, experts, layers)\n"
-         "as text, exit"},
+        {"--snapshot", "VIEW", "ingest, print one frame of VIEW (" + tab_names() + ")\nas text, exit"},
         {"--size", "WxH", "the snapshot's size (default 120x40)"},
         {"--version", "", "the version, the commit it was built from and the build date"},
         {"--docs", "DIR", "write msmon-tui's man page and bash/zsh completions into DIR, and exit"},

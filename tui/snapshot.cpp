@@ -5,6 +5,7 @@
 #include "store/derived_reader.hpp"
 #include "store/ingest_session.hpp"
 #include "tui/launch_options.hpp"
+#include "tui/tab_table.hpp"
 
 namespace msmon::tui {
 
@@ -45,9 +46,8 @@ int run_snapshot(const LaunchOptions& o) {
     App app(std::move(reader), ConfigTarget(o.config_path, o.follow_config_link));
     if (!prepare_app(o, app, error)) return fail(error);
     if (!app.select_view(o.snapshot)) {
-        std::fprintf(stderr,
-                     "msmon-tui: no view named '%s' (overview, chart, anomalies, health, config, experts, layers)\n",
-                     escape_for_terminal(o.snapshot).c_str());
+        std::fprintf(stderr, "msmon-tui: no view named '%s' (%s)\n", escape_for_terminal(o.snapshot).c_str(),
+                     tab_names().c_str());
         return 2;
     }
     app.status().source = !o.store.empty() ? o.store : o.store_only() ? o.db : o.dir;

@@ -18,6 +18,7 @@ public:
     AnomaliesView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart);
     const char* title() const override { return "Anomalies"; }
     const KeyTable& keys() const override { return keys_; }
+    KeyTable& own_keys() override { return keys_; }
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
     Reaction click(int x, int y) override;

@@ -15,6 +15,7 @@ public:
     explicit ChartView(SharedSelection& shared);
     const char* title() const override { return "Chart"; }
     const KeyTable& keys() const override { return keys_; }
+    KeyTable& own_keys() override { return keys_; }
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
 

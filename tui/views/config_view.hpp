@@ -19,6 +19,7 @@ public:
     const char* title() const override { return "Config"; }
     // The form's keys; while a value is typed, Enter and Esc (the line editor has the rest); in the review, y/n.
     const KeyTable& keys() const override;
+    KeyTable& own_keys() override { return keys_; }
     bool modal() const override { return editor_ && mode_ != Mode::form; }
     LineEditor* editor() override { return mode_ == Mode::edit || mode_ == Mode::collect_times ? &input_ : nullptr; }
     void collect(Reader& reader) override;

@@ -14,6 +14,7 @@ public:
     ExpertLoadView();
     const char* title() const override { return "Experts"; }
     const KeyTable& keys() const override { return keys_; }
+    KeyTable& own_keys() override { return keys_; }
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
     const ExpertLoadModel& model() const { return model_; }

@@ -13,6 +13,7 @@ public:
     HealthView();
     const char* title() const override { return "Health"; }
     const KeyTable& keys() const override { return keys_; }
+    KeyTable& own_keys() override { return keys_; }
     bool back() override;
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;

@@ -31,6 +31,7 @@ public:
     LayersView(SharedSelection& shared, IncidentIndex& incidents, std::function<void()> open_chart);
     const char* title() const override { return "Layers"; }
     const KeyTable& keys() const override { return keys_; }
+    KeyTable& own_keys() override { return keys_; }
     void collect(Reader& reader) override;
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) override;
     bool wants_reload() const override { return stale_; }

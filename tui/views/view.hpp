@@ -49,6 +49,8 @@ public:
     virtual const char* title() const = 0;
     // The key table of the view's current mode (Config: the form, a value being typed, the review before saving).
     virtual const KeyTable& keys() const = 0;
+    // The table the settings' `keys.<tab>:` lines rebind: the view's own (Config: its form's, whatever the mode).
+    virtual KeyTable& own_keys() = 0;
     // The view's `:` commands, tried before the app's.
     virtual const CommandTable& commands() const {
         static const CommandTable none;
@@ -81,6 +83,7 @@ public:
     PlaceholderView(const char* title, std::string message) : title_(title), message_(std::move(message)) {}
     const char* title() const override { return title_; }
     const KeyTable& keys() const override { return keys_; }
+    KeyTable& own_keys() override { return keys_; }
     void collect(Reader&) override {}
     void draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs&) override {
         if (height > 1) buf.text(x + 2, y + 1, message_, {Color::dim, Color::none, kPlain}, width - 4);
