@@ -146,12 +146,19 @@ TEST(ClickHouseCluster, four_agents_ship_the_union_of_their_stores_exactly_once_
             << "node " << n
             << " did not catch up and drain its spool; stderr: " << agents[static_cast<std::size_t>(n)]->err();
     }
-    // Stop the agents: a clean stop ships what is left and exits 0.
+    // Stop the agents: a stop exits 0 within 2 s. What it judged at the end (groups complete only now) ships with
+    // it while that takes less than the stop's grace (0.8 s); what is left waits in the node's store and ships with
+    // the next run on it (under TSan about half of the last anomalies did): a one-shot ingest with the same --db.
     for (auto& a : agents) a->signal(SIGTERM);
     for (int n = 0; n < kNodes; ++n) {
         const auto& a = agents[static_cast<std::size_t>(n)];
         EXPECT_EQ(a->wait(std::chrono::seconds(60)), 0)
             << "agent " << n << "; stdout: " << a->out() << "\nstderr: " << a->err();
+        const std::string node_dir = tmp / ("node" + std::to_string(n));
+        const auto rest = run({program("msmon"), "ingest", node_dir + "/job", "--db", node_dir + "/store.db", "--sink",
+                               url, "--job", kJob, "--node", "node" + std::to_string(n)},
+                              env);
+        EXPECT_EQ(rest.exit_code, 0) << "node " << n << ": " << rest.err;
     }
     for (int n = 0; n < kNodes; ++n) {
         const auto r = run({program("msmon"), "query", "--db", tmp / ("node" + std::to_string(n)) + "/store.db"}, env);
