@@ -4,6 +4,7 @@
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "core/args/command_docs.hpp"
+#include "core/detect/rules.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/version/build_info.hpp"
 
@@ -48,6 +49,16 @@ int run_docs_command(int argc, char** argv) {
         "global-norm log lines, checkpoint health) into an SQLite store, finds anomalies, and answers queries. "
         "msmon-tui(1) shows the same live in a terminal.";
     for (const CliCommand& c : cli_commands()) d.commands.push_back(&c.spec());
+    ProgramDocs::Section rules{
+        "RULES",
+        "The rules anomalies are found by, named as msmon anomalies prints them: what each finds "
+        "and the form of its message (docs/anomalies.md says how each judges and scores).",
+        {}};
+    for (const RuleInfo& r : all_rules())
+        if (r.id != Rule::unknown)
+            rules.entries.push_back(
+                {std::string(r.name), std::string(r.summary) + ". Message: " + std::string(r.message)});
+    d.sections.push_back(std::move(rules));
     d.version = build_info().version;
     d.date = build_info().date;
     if (!write_program_docs(d, args->positional[0], error)) {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "store/clickhouse/clickhouse_client.hpp"
 
 namespace msmon {

@@ -10,7 +10,7 @@
 #include <map>
 #include <utility>
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {

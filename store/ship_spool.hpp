@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/ingest/record_batch.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "store/reader.hpp"
 #include "store/sqlite_handle.hpp"
 

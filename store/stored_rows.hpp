@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/ingest/record_batch.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {

@@ -95,6 +95,10 @@ std::string man_page(const ProgramDocs& d) {
         }
         out += ".TP\n.B \\-h, \\-\\-help\nthis help\n";
     }
+    for (const auto& section : d.sections) {
+        out += ".SH " + roff(section.title) + "\n" + roff(section.lead) + "\n";
+        for (const auto& e : section.entries) out += ".TP\n.B " + roff(e.term) + "\n" + roff(e.text) + "\n";
+    }
     out += ".SH SEE ALSO\n" + std::string(d.program == "msmon" ? "msmon\\-tui(1)" : "msmon(1)") +
            "; the user guide: docs/user\\-guide.md in msmon's source\n";
     return out;

@@ -17,6 +17,16 @@ struct ProgramDocs {
     std::string tagline;
     std::string description;
     std::vector<const CommandSpec*> commands;
+    // Sections after the commands: a title ("RULES") and its entries, each a term and its text.
+    struct Entry {
+        std::string term, text;
+    };
+    struct Section {
+        std::string title;
+        std::string lead;
+        std::vector<Entry> entries;
+    };
+    std::vector<Section> sections;
     std::string version;
     std::string date;
 };

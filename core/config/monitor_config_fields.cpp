@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "core/detect/rules.hpp"
+
 namespace msmon {
 
 namespace {
@@ -130,14 +132,14 @@ ConfigCheck validate_monitor_config(const json& c) {
                         rule.is_object() && rule.contains("rule_name") && rule["rule_name"].is_string()
                             ? rule["rule_name"].get<std::string>()
                             : "";
-                    if (name != "AnomalyTurbulence" && name != "AnomalyNan")
+                    if (!rule_info(rule_of(name)).msprobe_alert)
                         reject("alert rule_name must be AnomalyTurbulence or AnomalyNan");
                     if (rule.is_object() && rule.contains("args") && rule["args"].is_object() &&
                         !rule["args"].empty()) {
                         const json t = rule["args"].contains("threshold") ? rule["args"]["threshold"] : json();
                         if (!t.is_number() || t.get<double>() < 0) reject("alert args.threshold must be a number >= 0");
                     }
-                    if (name == "AnomalyTurbulence" &&
+                    if (rule_of(name) == Rule::AnomalyTurbulence &&
                         (!rule.contains("args") || !rule["args"].is_object() || !rule["args"].contains("threshold")))
                         warn("AnomalyTurbulence without args.threshold is skipped by msprobe");
                 }

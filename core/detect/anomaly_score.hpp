@@ -3,7 +3,7 @@
 // the others, a stopped rank — those are the events.
 #pragma once
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/model/anomaly_record.hpp"
 
 namespace msmon {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/detect/anomaly_score.hpp"
+#include "core/detect/anomaly_builder.hpp"
 #include "core/detect/layout_ops.hpp"
 #include "core/detect/median.hpp"
 #include "core/text/number_text.hpp"
@@ -412,27 +412,23 @@ void CrossRankCheck::judge_outliers(Group& g, std::int64_t step, std::vector<Ent
     for (const auto& [r, w] : per_rank) {
         if (!w.flagged) continue;
         const std::string& series_name = g.names[w.name];
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = "CrossRankOutlier";
-        a.rank = r;
-        a.step = step;
-        a.kind = g.kind;
-        a.op = g.op;
-        a.name = series_name;
-        if (const auto c = a.name.find(':'); a.op == "norm" && c != std::string::npos) {
-            a.vpp_stage = a.name.substr(0, c);
-            a.name = a.name.substr(c + 1);
+        AnomalyAt at{.rank = r,
+                     .step = step,
+                     .kind = g.kind,
+                     .name = series_name,
+                     .op = g.op,
+                     .value = w.value,
+                     .reference = w.median};
+        if (const auto c = at.name.find(':'); at.op == "norm" && c != std::string::npos) {
+            at.vpp_stage = at.name.substr(0, c);
+            at.name = at.name.substr(c + 1);
         }
-        a.value = w.value;
-        a.reference = w.median;
-        a.tag_name = a.kind + "/rank" + std::to_string(r);
-        a.message = "rank " + std::to_string(r) + ": " + a.kind + " " + a.op + " far from the other " +
-                    std::to_string(ranks_in_group - 1) + " ranks at step " + std::to_string(step) + " on " +
-                    std::to_string(w.flagged) + " of " + std::to_string(w.compared) + " series (worst " +
-                    (series_name.empty() ? a.kind : series_name) + ": " + format_double(w.value) + " vs median " +
-                    format_double(w.median) + ")";
-        a.score = anomaly_score(a);
+        std::string message = "rank " + std::to_string(r) + ": " + g.kind + " " + g.op + " far from the other " +
+                              std::to_string(ranks_in_group - 1) + " ranks at step " + std::to_string(step) + " on " +
+                              std::to_string(w.flagged) + " of " + std::to_string(w.compared) + " series (worst " +
+                              (series_name.empty() ? g.kind : series_name) + ": " + format_double(w.value) +
+                              " vs median " + format_double(w.median) + ")";
+        auto a = detected_anomaly(Rule::CrossRankOutlier, std::move(at), std::move(message));
         batch.anomalies.push_back(std::move(a));
     }
 }
@@ -544,40 +540,38 @@ void CrossRankCheck::replica_records(const Group& g, ReplicaFindings& findings, 
     for (auto& [key, p] : findings) {
         const ReplicaFinding& f = p.first;
         const std::int64_t step = std::get<0>(key);
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = f.tie ? "ReplicaTie" : "ReplicaDivergence";
-        a.rank = f.rank;
-        a.step = step;
-        a.kind = g.kind;
-        a.op = "norm";
         const std::string& series = g.names[p.name];
         const auto colon = series.find(':');
-        a.vpp_stage = colon == std::string::npos ? "" : series.substr(0, colon);
-        a.name = colon == std::string::npos ? series : series.substr(colon + 1);
-        a.call_id = g.orders[p.name];
-        a.value = f.value;
-        a.reference = f.group_value;
-        a.tag_name = a.kind + "/rank" + std::to_string(f.rank);
-        a.group_mates = f.others;
+        AnomalyAt at{.rank = f.rank,
+                     .step = step,
+                     .kind = g.kind,
+                     .vpp_stage = colon == std::string::npos ? "" : series.substr(0, colon),
+                     .name = colon == std::string::npos ? series : series.substr(colon + 1),
+                     .op = "norm",
+                     .value = f.value,
+                     .reference = f.group_value,
+                     .call_id = g.orders[p.name],
+                     .group_mates = f.others};
         const std::string more =
-            p.count > 1 ? "; " + std::to_string(p.count - 1) + " more " + a.kind + " tensors of this rank too" : "";
+            p.count > 1 ? "; " + std::to_string(p.count - 1) + " more " + g.kind + " tensors of this rank too" : "";
         const std::string diff =
             f.value == f.group_value ? "the same norm, other statistics differ" : relative_text(f.value, f.group_value);
+        std::string message;
         if (!f.tie) {
-            a.message = "rank " + std::to_string(f.rank) + "'s " + a.kind + " departs from its " +
-                        std::to_string(f.others.size()) + " replica" + (f.others.size() == 1 ? "" : "s") + " (" +
-                        ranks_text(f.others) + ") at step " + std::to_string(step) + ": " + a.name + " norm " +
-                        format_double(f.value) + " against their " + format_double(f.group_value) + " (" + diff + ")" +
-                        more;
+            message = "rank " + std::to_string(f.rank) + "'s " + g.kind + " departs from its " +
+                      std::to_string(f.others.size()) + " replica" + (f.others.size() == 1 ? "" : "s") + " (" +
+                      ranks_text(f.others) + ") at step " + std::to_string(step) + ": " + at.name + " norm " +
+                      format_double(f.value) + " against their " + format_double(f.group_value) + " (" + diff + ")" +
+                      more;
         } else {
-            a.message =
-                ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + a.name + " (" + a.kind +
+            message =
+                ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + at.name + " (" + g.kind +
                 "), disagree at step " + std::to_string(step) + ": norm " + format_double(f.value) + " on " +
                 ranks_text(f.side) + ", " + format_double(f.group_value) + " on " + ranks_text(f.others) + " (" + diff +
                 "); no value holds a majority, so which copy changed can't be told from the replicas alone" + more;
         }
-        a.score = anomaly_score(a);
+        auto a =
+            detected_anomaly(f.tie ? Rule::ReplicaTie : Rule::ReplicaDivergence, std::move(at), std::move(message));
         batch.anomalies.push_back(std::move(a));
     }
 }
@@ -629,33 +623,30 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
     for (const auto& t : tallies) judging += t.judged > 0;
     const auto jumped = optimizer_jump(tallies, g.update_open);
     for (const RankUpdateTally* t : jumped) {
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = "OptimizerStep";
-        a.rank = t->rank;
-        a.step = step;
-        a.kind = g.kind;
-        a.op = "ratio";
         const std::string& series = g.names[t->first_name];
         const auto colon = series.find(':');
-        a.vpp_stage = colon == std::string::npos ? "" : series.substr(0, colon);
-        a.name = colon == std::string::npos ? series : series.substr(colon + 1);
-        a.call_id = t->first_order;
-        a.value = t->first_ratio;
-        a.reference = t->first_median;
-        a.tag_name = "optimizer/rank" + std::to_string(t->rank);
+        AnomalyAt at{.rank = t->rank,
+                     .step = step,
+                     .kind = g.kind,
+                     .vpp_stage = colon == std::string::npos ? "" : series.substr(0, colon),
+                     .name = colon == std::string::npos ? series : series.substr(colon + 1),
+                     .op = "ratio",
+                     .value = t->first_ratio,
+                     .reference = t->first_median,
+                     .call_id = t->first_order,
+                     .tag_name = "optimizer/rank" + std::to_string(t->rank)};
         std::vector<double> factors = t->factors;
         const double typical = median_of(factors);
-        a.message = "the optimizer's step grew at step " + std::to_string(step) + " on " +
-                    std::to_string(jumped.size()) + " of " + std::to_string(judging) + " ranks: on rank " +
-                    std::to_string(t->rank) + " the update/weight ratio of " + std::to_string(t->jumped) + " of " +
-                    std::to_string(t->judged) + " weights jumped, ×" + format_double_within(typical, 6) +
-                    " their recent medians (" + a.name + ": " + format_double_within(t->first_ratio, 9) + " against " +
-                    format_double_within(t->first_median, 9) +
-                    "). Every layer at once: the learning rate, its schedule, the loss scale or the optimizer's "
-                    "state changed" +
-                    learning_rate_text(step);
-        a.score = anomaly_score(a);
+        std::string message =
+            "the optimizer's step grew at step " + std::to_string(step) + " on " + std::to_string(jumped.size()) +
+            " of " + std::to_string(judging) + " ranks: on rank " + std::to_string(t->rank) +
+            " the update/weight ratio of " + std::to_string(t->jumped) + " of " + std::to_string(t->judged) +
+            " weights jumped, ×" + format_double_within(typical, 6) + " their recent medians (" + at.name + ": " +
+            format_double_within(t->first_ratio, 9) + " against " + format_double_within(t->first_median, 9) +
+            "). Every layer at once: the learning rate, its schedule, the loss scale or the "
+            "optimizer's state changed" +
+            learning_rate_text(step);
+        auto a = detected_anomaly(Rule::OptimizerStep, std::move(at), std::move(message));
         batch.anomalies.push_back(std::move(a));
     }
 }

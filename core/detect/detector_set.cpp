@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "core/detect/anomaly_score.hpp"
+#include "core/detect/anomaly_builder.hpp"
 #include "core/detect/layout_ops.hpp"
 #include "core/text/json_depth.hpp"
 #include "core/text/number_text.hpp"
@@ -145,25 +145,24 @@ void DetectorSet::msprobe_compat(const SampleRow& row, const TensorInfo& t, cons
     for (std::size_t k = 0; k < ops.size() && static_cast<int>(k) < row.value_count; ++k) {
         auto finding = st.ops[k].observe(*rules_, ops[k], row.values[k]);
         if (!finding) continue;
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = finding->rule;
-        a.rank = run.rank;
-        a.step = row.step;
-        a.micro_step = t.micro_step;
-        a.kind = t.kind;
-        a.vpp_stage = t.vpp_stage;
-        a.vpp = vpp_number(t.vpp_stage);
-        a.pp_stage = run.rank;
-        a.name = t.name;
-        a.op = ops[k];
-        a.value = finding->value;
-        a.reference = finding->history;
-        a.tag_name = tag;
-        a.message = "Rule " + a.rule + " reports anomaly signal in ('" + tag + "', '" + a.op + "') at step " +
-                    std::to_string(row.step) + ", current value " + python_float_repr(finding->value) +
-                    ", history mean " + python_float_repr(finding->history) + ".";
-        a.score = anomaly_score(a);
+        std::string message = "Rule " + std::string(rule_name(finding->rule)) + " reports anomaly signal in ('" + tag +
+                              "', '" + ops[k] + "') at step " + std::to_string(row.step) + ", current value " +
+                              python_float_repr(finding->value) + ", history mean " +
+                              python_float_repr(finding->history) + ".";
+        auto a = detected_anomaly(finding->rule,
+                                  {.rank = run.rank,
+                                   .step = row.step,
+                                   .micro_step = t.micro_step,
+                                   .kind = t.kind,
+                                   .vpp_stage = t.vpp_stage,
+                                   .name = t.name,
+                                   .op = ops[k],
+                                   .value = finding->value,
+                                   .reference = finding->history,
+                                   .pp_stage = run.rank,
+                                   .vpp = vpp_number(t.vpp_stage),
+                                   .tag_name = tag},
+                                  std::move(message));
         batch.anomalies.push_back(std::move(a));
     }
 }
@@ -180,7 +179,7 @@ void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, cons
     if (t.kind.ends_with("_vs_samples")) return;
     const bool scalar = run.format == "mindformers";
     const CheckSlots slots = scalar ? CheckSlots::scalar() : slots_of(row.layout_id);
-    auto finding = [&](const char* rule, std::string op, double value, std::optional<double> reference, double ratio) {
+    auto finding = [&](Rule rule, std::string op, double value, std::optional<double> reference, double ratio) {
         SeriesFinding f;
         f.rule = rule;
         f.rank = run.rank;
@@ -203,19 +202,19 @@ void DetectorSet::default_checks(const SampleRow& row, const TensorInfo& t, cons
         return slot >= 0 && static_cast<std::size_t>(slot) < ops.size() ? ops[static_cast<std::size_t>(slot)] : "value";
     };
     if (auto nf = st.checks.check_non_finite(slots, row.values, scalar ? 1 : row.value_count))
-        finding("NonFinite", op_name(nf->slot), nf->value, nf->previous, 1);
+        finding(Rule::NonFinite, op_name(nf->slot), nf->value, nf->previous, 1);
     // A module's outputs all zero from one step on: it died (forward activations only).
     if (t.kind == "actv")
         if (auto before = st.checks.check_dead(slots, row.values, row.value_count))
-            finding("DeadLayer", "zeros", row.values[slots.zeros], *before, 1);
+            finding(Rule::DeadLayer, "zeros", row.values[slots.zeros], *before, 1);
     const bool jumps = !scalar || t.kind == "loss" || t.kind == "global_norm";
     if (jumps && slots.norm >= 0 && slots.norm < (scalar ? 1 : row.value_count)) {
         if (auto j = st.checks.check_jump(options_.series, row.values[slots.norm]))
-            finding("Jump", scalar ? "value" : "norm", j->value, j->median, j->ratio);
+            finding(Rule::Jump, scalar ? "value" : "norm", j->value, j->median, j->ratio);
         // Adam's moments grow for ~1/(1-beta2) steps from zero by design: their early level is no baseline.
         if (t.kind != "exp_avg" && t.kind != "exp_avg_sq")
             if (auto d = st.checks.check_drift(options_.series))
-                finding("Drift", scalar ? "value" : "norm", d->value, d->median, d->ratio);
+                finding(Rule::Drift, scalar ? "value" : "norm", d->value, d->median, d->ratio);
     }
 }
 
@@ -277,7 +276,7 @@ void DetectorSet::pair_params(const RecordBatch& batch, const std::vector<std::s
                                                 numeric_ops(*origin_layout), o->second.values)) {
                     const TensorInfo* origin_tensor = p.origin.tensor ? keys_.tensor(*p.origin.tensor) : nullptr;
                     SeriesFinding f;
-                    f.rule = "ContinuityBreak";
+                    f.rule = Rule::ContinuityBreak;
                     f.rank = p.rank;
                     f.step = o->first;
                     f.order = origin_tensor ? origin_tensor->ordinal : t.ordinal;
@@ -319,26 +318,21 @@ void DetectorSet::pair_params(const RecordBatch& batch, const std::vector<std::s
 void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                                      RecordBatch& batch) {
     const double v = row.values[0];
-    auto emit = [&](const char* rule, double reference, std::string message) {
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = rule;
-        a.rank = run.rank;
-        a.step = row.step;
-        a.kind = t.kind;
-        a.name = t.name;
-        a.op = "value";
-        a.value = v;
-        a.reference = reference;
-        a.tag_name = t.kind + "/rank" + std::to_string(run.rank);
-        a.message = std::move(message);
-        a.score = anomaly_score(a);
-        batch.anomalies.push_back(std::move(a));
+    auto emit = [&](Rule rule, double reference, std::string message) {
+        batch.anomalies.push_back(detected_anomaly(rule,
+                                                   {.rank = run.rank,
+                                                    .step = row.step,
+                                                    .kind = t.kind,
+                                                    .name = t.name,
+                                                    .op = "value",
+                                                    .value = v,
+                                                    .reference = reference},
+                                                   std::move(message)));
     };
     if (t.kind == "global_norm") {
         if (v >= options_.global_norm_threshold || std::isnan(v)) {
             ++st.spike_count;
-            emit("GlobalNormSpike", options_.global_norm_threshold,
+            emit(Rule::GlobalNormSpike, options_.global_norm_threshold,
                  "global norm " + format_double(v) + " at step " + std::to_string(row.step) +
                      " is above the threshold " + format_double(options_.global_norm_threshold) + ": " +
                      std::to_string(st.spike_count) + " of " + std::to_string(options_.global_norm_count_threshold) +
@@ -348,7 +342,7 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
         }
     } else if (t.kind == "embedding_local_norm" && options_.embedding_norm_threshold &&
                v >= *options_.embedding_norm_threshold) {
-        emit("EmbeddingNormHigh", *options_.embedding_norm_threshold,
+        emit(Rule::EmbeddingNormHigh, *options_.embedding_norm_threshold,
              "embedding local norm " + format_double(v) + " at step " + std::to_string(row.step) +
                  " is at or above the threshold " + format_double(*options_.embedding_norm_threshold) +
                  ": the checkpoint saved at this step will be marked unhealthy");

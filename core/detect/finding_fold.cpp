@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/detect/anomaly_score.hpp"
+#include "core/detect/anomaly_builder.hpp"
 #include "core/detect/msprobe_rules.hpp"
 #include "core/text/number_text.hpp"
 
@@ -26,7 +26,7 @@ std::string series_text(const SeriesFinding& f) {
 }  // namespace
 
 void FindingFold::add(SeriesFinding f) {
-    Group& g = groups_[{f.rule, f.rank, f.kind, f.step}];
+    Group& g = groups_[{rule_name(f.rule), f.rank, f.kind, f.step}];
     if (g.count == 0 || f.order < g.first.order) g.first = f;
     if (g.count == 0 || (f.ratio > 0 && std::abs(std::log(f.ratio)) > std::abs(std::log(g.worst.ratio)))) g.worst = f;
     ++g.count;
@@ -92,7 +92,7 @@ bool FindingFold::take_changed() {
 namespace {
 
 nlohmann::json finding_json(const SeriesFinding& f) {
-    nlohmann::json j = {{"rule", f.rule},
+    nlohmann::json j = {{"rule", rule_name(f.rule)},
                         {"rank", f.rank},
                         {"step", f.step},
                         {"order", f.order},
@@ -109,7 +109,7 @@ nlohmann::json finding_json(const SeriesFinding& f) {
 
 SeriesFinding finding_of(const nlohmann::json& j) {
     SeriesFinding f;
-    f.rule = j.at("rule").get<std::string>();
+    f.rule = rule_of(j.at("rule").get<std::string>());
     f.rank = j.at("rank").get<int>();
     f.step = j.at("step").get<std::int64_t>();
     f.order = j.at("order").get<std::int64_t>();
@@ -141,7 +141,7 @@ bool FindingFold::decode(const std::string& text) {
             g.first = finding_of(j.at("first"));
             g.worst = finding_of(j.at("worst"));
             g.count = j.at("count").get<int>();
-            groups_[{g.first.rule, g.first.rank, g.first.kind, g.first.step}] = std::move(g);
+            groups_[{rule_name(g.first.rule), g.first.rank, g.first.kind, g.first.step}] = std::move(g);
         }
         return true;
     } catch (const std::exception&) {
@@ -152,9 +152,9 @@ bool FindingFold::decode(const std::string& text) {
 
 AnomalyRecord FindingFold::emit(const Group& g) const {
     const SeriesFinding* changed_first = nullptr;
-    if (g.first.rule == "DeadLayer")
-        for (const char* rule : {"Jump", "NonFinite"}) {
-            const auto it = groups_.find({rule, g.first.rank, g.first.kind, g.first.step});
+    if (g.first.rule == Rule::DeadLayer)
+        for (const Rule rule : {Rule::Jump, Rule::NonFinite}) {
+            const auto it = groups_.find({rule_name(rule), g.first.rank, g.first.kind, g.first.step});
             if (it != groups_.end() && it->second.first.order < g.first.order &&
                 (!changed_first || it->second.first.order < changed_first->order))
                 changed_first = &it->second.first;
@@ -179,69 +179,66 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g, const SeriesFinding* chang
     {
         const SeriesFinding& dead = g.first;
         const SeriesFinding& f = changed_first ? *changed_first : g.first;
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = f.rule;
-        a.rank = f.rank;
-        a.step = f.step;
-        a.micro_step = f.micro_step;
-        a.kind = f.kind;
-        a.vpp_stage = f.vpp_stage;
-        a.vpp = parse_int(f.vpp_stage).value_or(0);
-        a.pp_stage = f.rank;
-        a.name = f.name;
-        a.op = f.op;
-        a.value = f.value;
-        a.reference = f.reference;
-        a.call_id = f.order;
         // msprobe's tag for the first tensor: one per (rank, kind, step, first tensor), so two parts of a group cut
         // by a partly read file stay two rows wherever anomalies are keyed by tag (ClickHouse's table).
-        a.tag_name = f.vpp_stage.empty()
-                         ? f.kind + (f.name.empty() ? "" : ":" + f.name) + "/rank" + std::to_string(f.rank)
-                         : msprobe_tag_name(f.kind, f.vpp_stage, f.name, f.micro_step, f.rank);
+        AnomalyAt at{.rank = f.rank,
+                     .step = f.step,
+                     .micro_step = f.micro_step,
+                     .kind = f.kind,
+                     .vpp_stage = f.vpp_stage,
+                     .name = f.name,
+                     .op = f.op,
+                     .value = f.value,
+                     .reference = f.reference,
+                     .call_id = f.order,
+                     .pp_stage = f.rank,
+                     .vpp = parse_int(f.vpp_stage).value_or(0),
+                     .tag_name = f.vpp_stage.empty()
+                                     ? f.kind + (f.name.empty() ? "" : ":" + f.name) + "/rank" + std::to_string(f.rank)
+                                     : msprobe_tag_name(f.kind, f.vpp_stage, f.name, f.micro_step, f.rank)};
+        Rule rule = f.rule;
+        std::string message;
         const std::string where = " at step " + std::to_string(f.step) + " on rank " + std::to_string(f.rank);
         const std::string others =
             g.count > 1 ? "; " + std::to_string(g.count) + " " + f.kind + " series of this rank in all" : std::string();
-        if (dead.rule == "DeadLayer") {
+        if (dead.rule == Rule::DeadLayer) {
             // Named by where it began (the first module that changed), said as what it is.
-            a.rule = dead.rule;
-            a.op = dead.op;
-            a.value = dead.value;
-            a.reference = dead.reference;
-            a.message =
-                "the layer " + layer_of(dead.name) + " died" + where + ": " + dead.name +
-                " is all zeros from this step (zeros " + format_double(dead.reference.value_or(NAN)) + " -> 1)" +
-                (changed_first
-                     ? ", after " + f.name + "'s " + f.op + " " +
-                           (f.rule == "Jump" ? "jumped " + ratio_text(f.ratio) : std::string("became non-finite")) +
-                           " (" + format_double(f.value) + ")"
-                     : std::string()) +
-                (g.count > 1 ? "; " + std::to_string(g.count) + " " + dead.kind + " series of this rank all zeros"
-                             : std::string());
-        } else if (f.rule == "NonFinite") {
-            a.message = f.kind + " " + series_text(f) + " became non-finite" + where + " (" + f.op + " " +
-                        format_double(f.value) +
-                        (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) +
-                        ")" + (g.count > 1 ? others + ", this one first in forward order" : std::string());
-        } else if (f.rule == "ContinuityBreak") {
-            a.message = "rank " + std::to_string(f.rank) + "'s " + series_text(f) + " changed between step " +
-                        std::to_string(f.step - 1) + "'s update and step " + std::to_string(f.step) + " (" + f.op +
-                        " " + format_double(f.reference.value_or(NAN)) + " after the update, " +
-                        format_double(f.value) + " at the next step): nothing but the optimizer changes weights, " +
-                        "so this copy was altered in between (silent data corruption?)" + others;
-        } else if (f.rule == "Drift") {
-            a.message = f.kind + " " + series_text(f) + " " + f.op + " has drifted " + ratio_text(f.ratio) +
-                        " above its early level" + where + " (recent median " + format_double(f.value) + ", early " +
-                        format_double(f.reference.value_or(NAN)) + ")" + others;
+            rule = dead.rule;
+            at.op = dead.op;
+            at.value = dead.value;
+            at.reference = dead.reference;
+            message = "the layer " + layer_of(dead.name) + " died" + where + ": " + dead.name +
+                      " is all zeros from this step (zeros " + format_double(dead.reference.value_or(NAN)) + " -> 1)" +
+                      (changed_first ? ", after " + f.name + "'s " + f.op + " " +
+                                           (f.rule == Rule::Jump ? "jumped " + ratio_text(f.ratio)
+                                                                 : std::string("became non-finite")) +
+                                           " (" + format_double(f.value) + ")"
+                                     : std::string()) +
+                      (g.count > 1 ? "; " + std::to_string(g.count) + " " + dead.kind + " series of this rank all zeros"
+                                   : std::string());
+        } else if (f.rule == Rule::NonFinite) {
+            message = f.kind + " " + series_text(f) + " became non-finite" + where + " (" + f.op + " " +
+                      format_double(f.value) +
+                      (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) + ")" +
+                      (g.count > 1 ? others + ", this one first in forward order" : std::string());
+        } else if (f.rule == Rule::ContinuityBreak) {
+            message = "rank " + std::to_string(f.rank) + "'s " + series_text(f) + " changed between step " +
+                      std::to_string(f.step - 1) + "'s update and step " + std::to_string(f.step) + " (" + f.op + " " +
+                      format_double(f.reference.value_or(NAN)) + " after the update, " + format_double(f.value) +
+                      " at the next step): nothing but the optimizer changes weights, " +
+                      "so this copy was altered in between (silent data corruption?)" + others;
+        } else if (f.rule == Rule::Drift) {
+            message = f.kind + " " + series_text(f) + " " + f.op + " has drifted " + ratio_text(f.ratio) +
+                      " above its early level" + where + " (recent median " + format_double(f.value) + ", early " +
+                      format_double(f.reference.value_or(NAN)) + ")" + others;
         } else {
-            a.message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where + " (" +
-                        format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) + ")" +
-                        others;
+            message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where + " (" +
+                      format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) + ")" +
+                      others;
             if (g.count > 1 && g.worst.order != f.order)
-                a.message += ", the largest " + series_text(g.worst) + " " + ratio_text(g.worst.ratio);
+                message += ", the largest " + series_text(g.worst) + " " + ratio_text(g.worst.ratio);
         }
-        a.score = anomaly_score(a);
-        return a;
+        return detected_anomaly(rule, std::move(at), std::move(message));
     }
 }
 

@@ -13,15 +13,17 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/detect/rules.hpp"
+#include "core/model/anomaly_record.hpp"
 
 namespace msmon {
 
 struct SeriesFinding {
-    std::string rule;  // "NonFinite" or "Jump"
+    Rule rule = Rule::Jump;  // a rule that judges one series: NonFinite, Jump, Drift, DeadLayer, ContinuityBreak
     int rank = 0;
     std::int64_t step = 0;
     std::int64_t order = 0;  // forward order within the rank's kind
@@ -60,7 +62,8 @@ private:
         int count = 0;
         std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
     };
-    using Key = std::tuple<std::string, int, std::string, std::int64_t>;  // rule, rank, kind, step
+    // rule (by name: the groups are emitted in the order of their names), rank, kind, step
+    using Key = std::tuple<std::string_view, int, std::string, std::int64_t>;
     // A DeadLayer group names the module that changed first in forward order (a Jump or NonFinite group of the
     // same rank, kind and step, when one began earlier): the layer died from there.
     AnomalyRecord emit(const Group& g) const;

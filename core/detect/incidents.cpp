@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/detect/rules.hpp"
 #include "core/detect/step_order.hpp"
 
 namespace msmon {
@@ -21,12 +22,12 @@ namespace {
 
 // msmon's own detectors chain; msprobe's rules (its dumps, or msmon running them from the job's config) do not.
 bool chains_steps(const AnomalyRecord& a) {
-    return a.source == "detected" && a.rule != "AnomalyTurbulence" && a.rule != "AnomalyNan";
+    return a.source == "detected" && rule_info(a).join != RuleJoin::own_step;
 }
 
 // A drift is found on each rank and tensor when its own median crosses the threshold: steps apart.
 bool is_drift(const AnomalyRecord& a) {
-    return a.source == "detected" && a.rule == "Drift";
+    return a.source == "detected" && rule_info(a).join == RuleJoin::drift_span;
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/model/anomaly_record.hpp"
 
 namespace msmon {
 

@@ -11,8 +11,8 @@ namespace msmon {
 
 namespace {
 
-constexpr const char* kTurbulence = "AnomalyTurbulence";
-constexpr const char* kNan = "AnomalyNan";
+const std::string kTurbulence(rule_name(Rule::AnomalyTurbulence));
+const std::string kNan(rule_name(Rule::AnomalyNan));
 
 // msprobe's BaseWriterWithAD.beta. The update is written as Python writes it, beta * avg + (1 - beta) * |x|:
 // 1 - 0.99 is 0.010000000000000009, not 0.01, and the last bits of the history depend on it. (The build uses
@@ -222,10 +222,10 @@ std::optional<MsprobeFinding> MsprobeSeriesState::observe(const MsprobeAlertRule
             if (!(abs_value > up_bound)) continue;
             // Reported for norm and mean only; on any other op add_scalar returns and later rules never run.
             if (op != "norm" && op != "mean") return std::nullopt;
-            return MsprobeFinding{kTurbulence, value, history};
+            return MsprobeFinding{Rule::AnomalyTurbulence, value, history};
         }
         if (std::isnan(value) || (rule.threshold && abs_value > *rule.threshold)) {
-            return MsprobeFinding{kNan, value, history};
+            return MsprobeFinding{Rule::AnomalyNan, value, history};
         }
     }
     return std::nullopt;

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/detect/rules.hpp"
+
 namespace msmon {
 
 struct MsprobeRule {
@@ -33,7 +35,7 @@ std::string msprobe_tag_name(std::string_view kind, std::string_view vpp_stage, 
                              std::optional<std::int64_t> micro_step, int rank);
 
 struct MsprobeFinding {
-    const char* rule = "";  // "AnomalyTurbulence" or "AnomalyNan"
+    Rule rule = Rule::AnomalyTurbulence;  // or Rule::AnomalyNan
     double value = 0;
     double history = 0;  // the EMA before this value
 };

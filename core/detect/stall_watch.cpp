@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/detect/anomaly_score.hpp"
+#include "core/detect/anomaly_builder.hpp"
 #include "core/detect/median.hpp"
 #include "core/text/number_text.hpp"
 
@@ -61,21 +61,13 @@ void StallWatch::judge(Clock::time_point now, std::vector<AnomalyRecord>& out) {
                 behind = true;
         if (!behind) continue;
         p.flagged_step = p.last_step;
-        AnomalyRecord a;
-        a.source = "detected";
-        a.rule = "StalledRank";
-        a.rank = rank;
-        a.step = p.last_step;
-        a.op = "seconds";
-        a.value = age;
-        a.reference = med;
-        a.tag_name = "rank" + std::to_string(rank);
-        a.message = "rank " + std::to_string(rank) + " has written nothing after step " + std::to_string(p.last_step) +
-                    " for " + format_double(std::round(age * 10) / 10) +
-                    " s since other ranks went past it (its median step time is " +
-                    format_double(std::round(med * 1000) / 1000) + " s)";
-        a.score = anomaly_score(a);
-        out.push_back(std::move(a));
+        std::string message = "rank " + std::to_string(rank) + " has written nothing after step " +
+                              std::to_string(p.last_step) + " for " + format_double(std::round(age * 10) / 10) +
+                              " s since other ranks went past it (its median step time is " +
+                              format_double(std::round(med * 1000) / 1000) + " s)";
+        out.push_back(detected_anomaly(
+            Rule::StalledRank, {.rank = rank, .step = p.last_step, .op = "seconds", .value = age, .reference = med},
+            std::move(message)));
     }
 }
 

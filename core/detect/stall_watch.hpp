@@ -13,8 +13,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/detect/detector_options.hpp"
+#include "core/model/anomaly_record.hpp"
 
 namespace msmon {
 

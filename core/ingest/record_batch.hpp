@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "core/parse/msprobe_csv.hpp"
 #include "core/text/shared_text.hpp"
 

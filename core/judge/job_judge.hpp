@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/detect/detector_options.hpp"
 #include "core/judge/job_row.hpp"
+#include "core/model/anomaly_record.hpp"
 
 namespace msmon {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/ingest/record_batch.hpp"
+#include "core/model/anomaly_record.hpp"
 
 namespace msmon {
 

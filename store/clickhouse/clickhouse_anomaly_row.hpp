@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/detect/anomaly_record.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "store/clickhouse/row_binary.hpp"
 
 namespace msmon {

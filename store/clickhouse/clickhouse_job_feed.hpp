@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/judge/job_row.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "store/clickhouse/clickhouse_client.hpp"
 
 namespace msmon {

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "core/judge/job_level_rules.hpp"
+#include "core/detect/rules.hpp"
 #include "core/layout/monitor_layout.hpp"
 #include "core/text/name_pattern.hpp"
 #include "store/clickhouse/clickhouse_node_details.hpp"
@@ -51,18 +51,20 @@ public:
         where_job_ = " WHERE job = " + ch_quote(job_);
         // Agents' findings of the rules that compare ranks give way to the judge's at the steps it judged.
         std::string rules;
-        for (const auto rule : kJobLevelRules) rules += (rules.empty() ? "" : ", ") + ch_quote(rule);
+        for (const RuleInfo& rule : all_rules())
+            if (rule.job_level) rules += (rules.empty() ? "" : ", ") + ch_quote(rule.name);
         anomalies_where_ = where_job_ + " AND NOT (node != " + ch_quote(kJudgeNode) + " AND rule IN (" + rules +
                            ") AND step IN (SELECT step FROM " + db_ + ".judged_steps" + where_job_ + "))";
         // A judge's tie that replicas it had never seen broke when their copies came late: the departure the judge
         // found then (same step, kind and tensor, of the tie's rank or naming it among the agreeing replicas) is
         // what happened, and the tie gives way to it (core/detect/replica_series.hpp).
         anomalies_where_ += " AND NOT (node = " + ch_quote(kJudgeNode) +
-                            " AND rule = 'ReplicaTie' AND (step, kind, name, rank) IN (SELECT step, kind, name, "
+                            " AND rule = " + ch_quote(rule_name(Rule::ReplicaTie)) +
+                            " AND (step, kind, name, rank) IN (SELECT step, kind, name, "
                             "arrayJoin(arrayConcat([rank], arrayMap(x -> toInt32OrZero(x), arrayFilter(x -> x != '', "
                             "splitByChar(',', group_mates))))) FROM " +
                             db_ + ".anomalies" + where_job_ + " AND node = " + ch_quote(kJudgeNode) +
-                            " AND rule = 'ReplicaDivergence'))";
+                            " AND rule = " + ch_quote(rule_name(Rule::ReplicaDivergence)) + "))";
     }
 
     void points(const PointFilter& filter, const std::function<void(const Point&)>& sink) override {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/detect/anomaly_record.hpp"
 #include "core/detect/incidents.hpp"
+#include "core/model/anomaly_record.hpp"
 #include "core/steps_list.hpp"
 #include "core/text/name_pattern.hpp"
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "core/detect/rules.hpp"
+
 namespace msmon::tui {
 
 namespace {
@@ -46,11 +48,11 @@ HealthModel collect_health(Reader& reader, const HealthModel* previous) {
         if (e.kind == "stop" || (e.kind == "error" && (!m.stop || m.stop->kind != "stop"))) m.stop = e;
     }
     for (const auto& a : reader.anomalies({})) {
-        if (a.rule == "GlobalNormSpike") {
+        if (rule_of(a) == Rule::GlobalNormSpike) {
             m.spike_steps.insert(a.step);
             m.spike_ranks.insert(a.rank);
             m.spike_threshold = a.reference;
-        } else if (a.rule == "EmbeddingNormHigh") {
+        } else if (rule_of(a) == Rule::EmbeddingNormHigh) {
             m.embedding_high_steps.insert(a.step);
             m.embedding_threshold = a.reference;
         }
@@ -67,7 +69,7 @@ HealthModel collect_health(Reader& reader, const HealthModel* previous) {
     AnomalyFilter stalled;
     stalled.source = "detected";
     for (const auto& a : reader.anomalies(stalled))
-        if (a.rule == "StalledRank") ranks[a.rank].stalled = true;
+        if (rule_of(a) == Rule::StalledRank) ranks[a.rank].stalled = true;
     for (auto& [_, p] : ranks) m.ranks.push_back(p);
     m.checks = check_coverage(reader, previous ? &previous->checks : nullptr);  // read again on a new step only
     return m;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/detect/rules.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "tui/widgets/tensor_name.hpp"
@@ -83,8 +84,7 @@ std::string incident_key(const std::string& origin_identity, const AnomalyRecord
 }
 
 Color row_color(const AnomalyRecord& a, double score) {
-    if (std::isnan(a.value) || a.rule == "StalledRank" || a.rule == "CrossRankOutlier" || a.rule == "ContinuityBreak")
-        return Color::bad;
+    if (std::isnan(a.value) || rule_info(a).colour == RuleColour::bad) return Color::bad;
     return score >= 20 ? Color::warn : Color::none;
 }
 
@@ -473,7 +473,7 @@ Reaction AnomaliesView::drill() {
         steps.push_back(b.step);
         // The replicas this copy departed from, whichever finding of that copy was selected (a ContinuityBreak
         // on the same weight, say).
-        if (b.step == a->step && b.rule == "ReplicaDivergence" && drill.replicas.empty())
+        if (b.step == a->step && rule_of(b) == Rule::ReplicaDivergence && drill.replicas.empty())
             drill.replicas = b.group_mates;
     }
     std::sort(steps.begin(), steps.end());

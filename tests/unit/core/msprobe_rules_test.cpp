@@ -181,11 +181,11 @@ TEST(MsprobeRules, table_of_rule_semantics_matches_msprobe_arithmetic) {
             const std::optional<MsprobeFinding> got = state.observe(rules, c.op, c.values[i]);
             const Expected& want = c.expected[i];
             if (!want.rule) {
-                EXPECT_FALSE(got.has_value()) << "unexpected " << got->rule << " history " << got->history;
+                EXPECT_FALSE(got.has_value()) << "unexpected " << rule_name(got->rule) << " history " << got->history;
                 continue;
             }
             ASSERT_TRUE(got.has_value()) << "expected " << want.rule;
-            EXPECT_STREQ(got->rule, want.rule);
+            EXPECT_EQ(rule_name(got->rule), want.rule);
             EXPECT_TRUE(same(got->value, c.values[i])) << got->value;
             EXPECT_TRUE(same(got->history, want.history)) << got->history << " != " << want.history;
         }
@@ -553,7 +553,7 @@ TEST(MsprobeFixtureAlert, rules_on_the_csvs_fire_exactly_where_msprobe_printed) 
         MsprobeSeriesState state;
         for (const Observation& o : obs) {
             if (auto f = state.observe(*rules, key.second, o.value)) {
-                computed[Signal{f->rule, key.first, key.second, o.step}] = *f;
+                computed[Signal{std::string(rule_name(f->rule)), key.first, key.second, o.step}] = *f;
             }
         }
     }
