@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/ingest/event_file_consumer.hpp"
-#include "core/ingest/key_registry.hpp"
+#include "core/model/key_registry.hpp"
 #include "core/parse/tensorboard_tags.hpp"
 #include "core/parse/tf_event_decoder.hpp"
 #include "core/parse/tfrecord_framing.hpp"
@@ -71,15 +71,14 @@ ReadOutcome read_all(std::string_view file, std::size_t chunk, std::size_t read_
     f.progress.id = 1;
     f.progress.path = "/job/output/tensorboard/rank_2/expert_load_layer_1_ep_3/events.out.tfevents.1.host";
     f.progress.run_id = keys.run_id(run, batch);
-    auto consumer = std::make_unique<msmon::EventFileConsumer>(keys);
+    auto consumer = std::make_unique<msmon::EventFileConsumer>(keys, read_chunk);
     ReadOutcome out;
     std::size_t available = 0;
     int stalled = 0;
     while (out.consumed < file.size() || available < file.size()) {
         available = std::min(file.size(), available + chunk);
         const std::string_view bytes = file.substr(out.consumed, available - out.consumed);
-        const msmon::ConsumeResult r =
-            consumer->consume(f, bytes, static_cast<std::int64_t>(available), batch, read_chunk);
+        const msmon::ConsumeResult r = consumer->consume(f, bytes, static_cast<std::int64_t>(available), batch);
         check(r.consumed <= bytes.size());
         check(r.rows <= batch.rows.size());
         out.consumed += r.consumed;
@@ -89,7 +88,7 @@ ReadOutcome read_all(std::string_view file, std::size_t chunk, std::size_t read_
         out.issues += r.issues;
         // The saved context reads back as the same context.
         check(msmon::EventFileContext::parse(f.progress.context).serialize() == f.progress.context);
-        if (restart) consumer = std::make_unique<msmon::EventFileConsumer>(keys);
+        if (restart) consumer = std::make_unique<msmon::EventFileConsumer>(keys, read_chunk);
         if (available == file.size()) {
             if (r.consumed == 0 && ++stalled > 1) break;  // the rest is an incomplete record: it waits
         }

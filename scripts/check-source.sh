@@ -4,6 +4,10 @@
 #   core/  includes nothing of store/, tui/ or cli/;
 #   store/ includes nothing of tui/ or cli/; tui/ and cli/ include nothing of each other;
 #   curses only in tui/; SQLite only in store/ (tests may open a store with sqlite3 to look inside it);
+# inside core/, the folders keep to one order (a folder includes its own and lower ones only):
+#   text files args signals version log (and core/*.hpp)  <  model  <  parse tail layout watch series
+#   <  detect  <  ingest config export notify sim  <  judge
+# no source file but tests' is longer than 700 lines (split it by concern);
 # and the README stays a front page: at most 150 lines, its links to docs/ whole.
 # Prints every offence with its file and line; exits 1 if there is any.
 set -uo pipefail
@@ -37,6 +41,36 @@ forbid '^\s*#\s*include\s*[<"](n?curses|ncursesw/|term\.h)' 'curses outside tui/
 forbid '^\s*#\s*include\s*[<"]sqlite3' 'SQLite outside store/' core tui cli
 forbid '"(SELECT|INSERT INTO|CREATE TABLE|CREATE INDEX|DELETE FROM|PRAGMA) ' 'SQL outside store/' core tui cli
 
+# core/'s internal order: "core/<folder>/x.hpp" included from a lower folder is an offence.
+core_level() {
+    case $1 in
+        text | files | args | signals | version | log | "") echo 0 ;;
+        model) echo 1 ;;
+        parse | tail | layout | watch | series) echo 2 ;;
+        detect) echo 3 ;;
+        ingest | config | export | notify | sim) echo 4 ;;
+        judge) echo 5 ;;
+        *) echo 9 ;;  # a new folder: place it in this list
+    esac
+}
+while IFS=: read -r file line text; do
+    from=$(echo "$file" | awk -F/ 'NF>2 {print $2}')
+    to=$(echo "$text" | sed -E 's|.*"core/([^"]*)".*|\1|' | awk -F/ 'NF>1 {print $1}')
+    if (( $(core_level "$to") > $(core_level "$from") )); then
+        echo "check-source: $file:$line: core/${from:-.} includes core/$to, which comes after it in core/'s order" >&2
+        failed=1
+    fi
+done < <(git grep -nE '^\s*#\s*include\s*"core/' -- 'core/*.cpp' 'core/*.hpp' 'core/*.in')
+
+# Files of one concern stay readable: none but the tests' past 700 lines.
+while read -r count file; do
+    [[ $file == total ]] && continue
+    if (( count > 700 )); then
+        echo "check-source: $file has $count lines; split it by concern (700 at most; tests aside)" >&2
+        failed=1
+    fi
+done < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc' '*.c' | grep -v '^tests/' | xargs wc -l)
+
 # The README is the front page (at most 150 lines); every document it links to exists.
 readme_lines=$(wc -l < README.md)
 if (( readme_lines > 150 )); then
@@ -47,5 +81,5 @@ for doc in $(grep -o '](docs/[^)]*)' README.md | sed 's/^](//; s/)$//'); do
     [[ -f $doc ]] || { echo "check-source: README.md links to $doc, which does not exist" >&2; failed=1; }
 done
 
-if [[ $failed == 0 ]]; then echo "check-source: ${#sources[@]} files formatted; layers keep to their direction; README $readme_lines lines"; fi
+if [[ $failed == 0 ]]; then echo "check-source: ${#sources[@]} files formatted; layers and core/'s folders keep to their order; none past 700 lines; README $readme_lines lines"; fi
 exit $failed

@@ -18,7 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
+#include "core/model/record_batch.hpp"
 #include "core/series/op_aggregate.hpp"
 #include "store/sqlite_handle.hpp"
 

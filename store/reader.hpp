@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
 #include "core/layout/run_segments.hpp"
 #include "core/model/anomaly_record.hpp"
+#include "core/model/record_batch.hpp"
 #include "core/steps_list.hpp"
 #include "store/series_reduction.hpp"
 #include "store/store_location.hpp"

@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
+#include "core/model/record_batch.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {

@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
 #include "core/model/anomaly_record.hpp"
+#include "core/model/record_batch.hpp"
 #include "store/reader.hpp"
 #include "store/sqlite_handle.hpp"
 

@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <string>
 
+#include "core/ingest/file_formats.hpp"
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 #include "store/sample_chunks.hpp"
@@ -155,8 +157,11 @@ IngestSnapshot SqliteIngestStore::load_snapshot() {
     while (layouts.step()) snap.layouts.push_back({layouts.int64(0), layouts.text(1)});
     Statement texts(read_conn_, "SELECT id, text FROM text_value");
     while (texts.step()) snap.texts.push_back({texts.int64(0), texts.text(1)});
+    std::set<std::string_view> snapshot_kinds;
+    for (const FormatInfo& f : all_formats())
+        if (!f.stored_kind.empty()) snapshot_kinds.insert(f.stored_kind);
     std::string kinds;
-    for (const char* k : kSnapshotFileKinds) kinds += std::string(kinds.empty() ? "" : ",") + "'" + k + "'";
+    for (const auto k : snapshot_kinds) kinds += std::string(kinds.empty() ? "" : ",") + "'" + std::string(k) + "'";
     const std::string files_sql = "SELECT " + std::string(kFileColumns) + " FROM file WHERE kind IN (" + kinds + ")";
     Statement files(read_conn_, files_sql.c_str());
     while (files.step()) snap.files.push_back(file_progress_at(files));

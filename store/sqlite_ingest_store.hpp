@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ingest/ingest_store.hpp"
+#include "core/model/ingest_store.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
 #include "core/model/anomaly_record.hpp"
+#include "core/model/record_batch.hpp"
 #include "store/sqlite_handle.hpp"
 
 namespace msmon {

@@ -30,7 +30,7 @@
 #include "core/detect/detector_options.hpp"
 #include "core/detect/replica_series.hpp"
 #include "core/detect/update_steps.hpp"
-#include "core/ingest/key_registry.hpp"
+#include "core/model/key_registry.hpp"
 
 namespace msmon {
 

@@ -17,7 +17,7 @@
 #include "core/detect/new_incidents.hpp"
 #include "core/detect/param_continuity.hpp"
 #include "core/detect/stall_watch.hpp"
-#include "core/ingest/key_registry.hpp"
+#include "core/model/key_registry.hpp"
 
 namespace msmon {
 

@@ -125,7 +125,7 @@ void CsvConsumer::handle_stack(TrackedFile& file, std::string_view record, std::
     ++result.rows;
 }
 
-ConsumeResult CsvConsumer::consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch) {
+ConsumeResult CsvConsumer::consume(TrackedFile& file, std::string_view bytes, std::int64_t, RecordBatch& batch) {
     ConsumeResult result;
     const bool multiline = file.role == CsvRole::stack_info;
     const std::size_t last_nl = bytes.rfind('\n');

@@ -7,23 +7,17 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/ingest/key_registry.hpp"
-#include "core/ingest/tracked_file.hpp"
+#include "core/ingest/file_reader.hpp"
+#include "core/model/key_registry.hpp"
 
 namespace msmon {
 
-struct ConsumeResult {
-    std::size_t consumed = 0;  // bytes of whole records used; the rest waits for its newline
-    std::int64_t lines = 0;    // physical lines consumed
-    std::size_t rows = 0;
-    std::size_t issues = 0;
-};
-
-class CsvConsumer {
+class CsvConsumer : public FileReader {
 public:
     explicit CsvConsumer(KeyRegistry& keys) : keys_(keys) {}
-    // `bytes` starts at file.progress.offset. Only whole records are used.
-    ConsumeResult consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch);
+    // Only whole records are used (a CSV's size plays no part).
+    ConsumeResult consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size,
+                          RecordBatch& batch) override;
 
 private:
     void handle_header(TrackedFile& file, std::string_view record, std::int64_t line, RecordBatch& batch,

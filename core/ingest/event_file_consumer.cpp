@@ -273,7 +273,8 @@ void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, s
 }
 
 ConsumeResult EventFileConsumer::consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size,
-                                         RecordBatch& batch, std::size_t read_chunk) {
+                                         RecordBatch& batch) {
+    const std::size_t read_chunk = read_chunk_;
     ConsumeResult result;
     if (file.progress.offset == 0) contexts_.erase(file.progress.id);  // a new or restarted file
     auto [cit, fresh] = contexts_.try_emplace(file.progress.id);

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/ingest/csv_consumer.hpp"
-#include "core/ingest/key_registry.hpp"
+#include "core/ingest/file_reader.hpp"
 #include "core/ingest/tracked_file.hpp"
+#include "core/model/key_registry.hpp"
 #include "core/parse/tf_event_decoder.hpp"
 
 namespace msmon {
@@ -36,13 +36,13 @@ struct EventFileContext {
     static EventFileContext parse(std::string_view text);
 };
 
-class EventFileConsumer {
+class EventFileConsumer : public FileReader {
 public:
-    explicit EventFileConsumer(KeyRegistry& keys) : keys_(keys) {}
-    // `bytes` starts at file.progress.offset; `file_size`: the file's size when they were read (they may stop
-    // short of it). `read_chunk`: records larger than this are streamed past, once the file holds them whole.
-    ConsumeResult consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size, RecordBatch& batch,
-                          std::size_t read_chunk);
+    // `read_chunk`: the engine's read size; records larger than this are streamed past, once the file holds
+    // them whole.
+    EventFileConsumer(KeyRegistry& keys, std::size_t read_chunk) : keys_(keys), read_chunk_(read_chunk) {}
+    ConsumeResult consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size,
+                          RecordBatch& batch) override;
 
 private:
     void handle_event(TrackedFile& file, EventFileContext& ctx, std::string_view folder, std::int64_t offset,
@@ -53,6 +53,7 @@ private:
     void issue(TrackedFile& file, std::int64_t record, std::string reason, RecordBatch& batch, ConsumeResult& result);
 
     KeyRegistry& keys_;
+    std::size_t read_chunk_;
     TfEvent event_;
     std::string error_;
     std::unordered_map<std::int64_t, EventFileContext> contexts_;  // by file id; rebuilt from the stored context

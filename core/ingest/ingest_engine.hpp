@@ -12,7 +12,7 @@
 
 #include "core/detect/detector_options.hpp"
 #include "core/detect/new_incidents.hpp"
-#include "core/ingest/ingest_store.hpp"
+#include "core/model/ingest_store.hpp"
 
 namespace msmon {
 

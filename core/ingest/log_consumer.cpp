@@ -206,7 +206,7 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
         add_event(file, current, "error", time, std::string(message.substr(0, 4000)), batch);
 }
 
-ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch) {
+ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, std::int64_t, RecordBatch& batch) {
     ConsumeResult result;
     LogReaderContext ctx = LogReaderContext::parse(file.progress.context);
     run_ = launch_run(keys_, file.progress.run_id, ctx.launch, batch);

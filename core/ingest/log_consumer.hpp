@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/ingest/csv_consumer.hpp"
-#include "core/ingest/key_registry.hpp"
+#include "core/ingest/file_reader.hpp"
 #include "core/ingest/tracked_file.hpp"
+#include "core/model/key_registry.hpp"
 
 namespace msmon {
 
@@ -29,11 +29,12 @@ struct LogReaderContext {
     static LogReaderContext parse(std::string_view text);
 };
 
-class LogConsumer {
+class LogConsumer : public FileReader {
 public:
     explicit LogConsumer(KeyRegistry& keys) : keys_(keys) {}
-    // `bytes` starts at file.progress.offset. Whole lines only; a traceback waits until its exception line.
-    ConsumeResult consume(TrackedFile& file, std::string_view bytes, RecordBatch& batch);
+    // Whole lines only; a traceback waits until its exception line.
+    ConsumeResult consume(TrackedFile& file, std::string_view bytes, std::int64_t file_size,
+                          RecordBatch& batch) override;
 
 private:
     void handle_message(TrackedFile& file, LogReaderContext& ctx, std::string_view level, std::string_view time,

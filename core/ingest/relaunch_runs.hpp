@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/ingest/key_registry.hpp"
+#include "core/model/key_registry.hpp"
 
 namespace msmon {
 

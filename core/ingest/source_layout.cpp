@@ -92,86 +92,90 @@ std::optional<DirClass> classify_child_dir(DirRole parent, std::string_view name
     }
 }
 
-std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_view name) {
-    FileClass c;
-    c.rank = dir_rank;
-    auto info_log = [&]() -> bool {
-        // info.log (current) and its rotations info.log.1 (newest) .. info.log.5 (oldest): read oldest first.
-        if (name == "info.log") {
-            c.order = 0;
-        } else if (name.substr(0, 9) == "info.log.") {
-            auto n = parse_int(name.substr(9));
-            if (!n || *n < 1) return false;
-            c.order = -*n;
-        } else {
-            return false;
-        }
-        c.format = FileFormat::log_file_sink;
+// ---- each format's recogniser (FormatInfo::recognise) --------------------------------------------------------
+
+bool recognise_csv_data(DirRole dir, int, std::string_view name, FileClass& c) {
+    if (dir == DirRole::run_v1) {
+        const auto csv = parse_v1_csv_name(name);
+        if (!csv || csv->role != CsvRole::data) return false;
+        c.kind = csv->kind;
+        c.order = csv->first_step;
         return true;
-    };
-    if (dir == DirRole::tb_root || dir == DirRole::tb_rank || dir == DirRole::run_v2 || dir == DirRole::root) {
-        if (auto order = event_file_order(name)) {
-            c.format = FileFormat::tf_events;
-            c.order = *order;
-            return c;
-        }
     }
-    switch (dir) {
-        case DirRole::run_v1:
-            if (auto csv = parse_v1_csv_name(name)) {
-                c.format = csv->role == CsvRole::stack_info ? FileFormat::csv_stack : FileFormat::csv_data;
-                c.csv_role = csv->role;
-                c.kind = csv->kind;
-                c.order = csv->first_step;
-                return c;
-            }
-            return std::nullopt;
-        case DirRole::run_v2:
-            if (auto csv = parse_v2_csv_name(name)) {
-                c.kind = csv->kind;
-                c.v2 = true;
-                c.order = csv->first_step;
-                return c;
-            }
-            if (info_log()) return c;
-            return std::nullopt;
-        case DirRole::mf_rank_log:
-            if (info_log()) return c;
-            return std::nullopt;
-        case DirRole::mf_msrun:
-        case DirRole::root:
-            if (auto r = rank_suffix(name.substr(0, name.size() >= 4 ? name.size() - 4 : 0), "worker_");
-                r && name.size() > 4 && name.substr(name.size() - 4) == ".log") {
-                c.format = FileFormat::log_stdout;
-                c.rank = *r;
-                return c;
-            }
-            if (dir == DirRole::root && name == "health_ckpts.json") {
-                c.format = FileFormat::json_health;
-                return c;
-            }
-            return std::nullopt;
-        case DirRole::anomaly_rank:
-            if (name == "anomaly.json") {
-                c.format = FileFormat::json_anomaly_dump;
-                return c;
-            }
-            return std::nullopt;
-        case DirRole::anomaly_root:
-            if (name == "anomaly_analyse.json") {
-                c.format = FileFormat::json_anomaly_dump;
-                return c;
-            }
-            return std::nullopt;
-        case DirRole::struct_rank:
-            if (name == "module_struct.json") {
-                c.format = FileFormat::json_module_struct;
-                return c;
-            }
-            return std::nullopt;
-        default:
-            return std::nullopt;
+    if (dir == DirRole::run_v2) {
+        const auto csv = parse_v2_csv_name(name);
+        if (!csv) return false;
+        c.kind = csv->kind;
+        c.v2 = true;
+        c.order = csv->first_step;
+        return true;
     }
+    return false;
+}
+
+bool recognise_csv_stack(DirRole dir, int, std::string_view name, FileClass& c) {
+    if (dir != DirRole::run_v1) return false;
+    const auto csv = parse_v1_csv_name(name);
+    if (!csv || csv->role != CsvRole::stack_info) return false;
+    c.csv_role = csv->role;
+    c.kind = csv->kind;
+    c.order = csv->first_step;
+    return true;
+}
+
+// info.log (current) and its rotations info.log.1 (newest) .. info.log.5 (oldest): read oldest first.
+bool recognise_info_log(DirRole dir, int, std::string_view name, FileClass& c) {
+    if (dir != DirRole::run_v2 && dir != DirRole::mf_rank_log) return false;
+    if (name == "info.log") {
+        c.order = 0;
+        return true;
+    }
+    if (name.substr(0, 9) != "info.log.") return false;
+    const auto n = parse_int(name.substr(9));
+    if (!n || *n < 1) return false;
+    c.order = -*n;
+    return true;
+}
+
+bool recognise_worker_log(DirRole dir, int, std::string_view name, FileClass& c) {
+    if (dir != DirRole::mf_msrun && dir != DirRole::root) return false;
+    if (name.size() <= 4 || name.substr(name.size() - 4) != ".log") return false;
+    const auto r = rank_suffix(name.substr(0, name.size() - 4), "worker_");
+    if (!r) return false;
+    c.rank = *r;
+    return true;
+}
+
+bool recognise_anomaly_dump(DirRole dir, int, std::string_view name, FileClass&) {
+    return (dir == DirRole::anomaly_rank && name == "anomaly.json") ||
+           (dir == DirRole::anomaly_root && name == "anomaly_analyse.json");
+}
+
+bool recognise_health(DirRole dir, int, std::string_view name, FileClass&) {
+    return dir == DirRole::root && name == "health_ckpts.json";
+}
+
+bool recognise_module_struct(DirRole dir, int, std::string_view name, FileClass&) {
+    return dir == DirRole::struct_rank && name == "module_struct.json";
+}
+
+bool recognise_event_file(DirRole dir, int, std::string_view name, FileClass& c) {
+    if (dir != DirRole::tb_root && dir != DirRole::tb_rank && dir != DirRole::run_v2 && dir != DirRole::root)
+        return false;
+    const auto order = event_file_order(name);
+    if (!order) return false;
+    c.order = *order;
+    return true;
+}
+
+std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_view name) {
+    for (const FormatInfo& f : all_formats()) {
+        FileClass c;
+        c.rank = dir_rank;
+        c.format = f.format;
+        if (f.recognise(dir, dir_rank, name, c)) return c;
+    }
+    return std::nullopt;
 }
 
 }  // namespace msmon

@@ -9,7 +9,7 @@
 
 namespace msmon {
 
-enum class DirRole {
+enum class DirRole : int {
     root,          // a job folder, a monitor root, a MindFormers output folder: anything whose children matter
     run_v1,        // <time>-rank<N>-<uid>: msprobe CSVs
     run_v2,        // rank_<r>: monitor_v2 CSVs (or, given directly, a MindFormers rank log folder)
@@ -48,8 +48,19 @@ struct FileClass {
     std::int64_t order = 0;  // reading order among siblings: step range start, or age for rotated logs
 };
 
-// What a file in a folder with role `dir` (rank `dir_rank`) is; nullopt if msmon does not read it.
+// What a file in a folder with role `dir` (rank `dir_rank`) is; nullopt if msmon does not read it. Asks each
+// format's recogniser (core/ingest/file_formats.hpp).
 std::optional<FileClass> classify_file(DirRole dir, int dir_rank, std::string_view name);
+
+// The recognisers, one per format (the format table names them).
+bool recognise_csv_data(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_csv_stack(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_info_log(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_worker_log(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_anomaly_dump(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_health(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_module_struct(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
+bool recognise_event_file(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
 
 // msprobe's csv2tb output folder (<time>-csv2tensorboard_by_step): a copy of CSVs msmon reads anyway, so it
 // is not followed below a root, only when given as a root itself.

@@ -41,7 +41,7 @@ std::optional<WholeFileReader::Clock::time_point> WholeFileReader::next_retry() 
     return best;
 }
 
-void WholeFileReader::read(TrackedFile& file, RecordBatch& batch) {
+void WholeFileReader::read_whole(TrackedFile& file, RecordBatch& batch) {
     const std::string& path = file.progress.path;
     // Opened without blocking and fstat'ed before anything is read (core/files/input_file): a FIFO or a device
     // planted under a producer's name would block a plain open or read forever, and with it every rank's ingest.

@@ -10,17 +10,17 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/ingest/tracked_file.hpp"
+#include "core/ingest/file_reader.hpp"
 
 namespace msmon {
 
-class WholeFileReader {
+class WholeFileReader : public FileReader {
 public:
     using Clock = std::chrono::steady_clock;
     WholeFileReader(const std::vector<WholeFileState>& stored, std::function<void(const std::string&)> notice);
 
     // Reads the file if it changed since it was last read; adds what it holds to the batch.
-    void read(TrackedFile& file, RecordBatch& batch);
+    void read_whole(TrackedFile& file, RecordBatch& batch) override;
     // Files caught mid-write whose retry time has come.
     std::vector<std::string> due_retries(Clock::time_point now);
     std::optional<Clock::time_point> next_retry() const;

@@ -10,9 +10,9 @@
 
 #include "core/detect/cross_rank_check.hpp"
 #include "core/detect/stall_watch.hpp"
-#include "core/ingest/key_registry.hpp"
 #include "core/judge/step_readiness.hpp"
 #include "core/layout/monitor_layout.hpp"
+#include "core/model/key_registry.hpp"
 
 namespace msmon {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
+#include "core/model/record_batch.hpp"
 
 namespace msmon {
 

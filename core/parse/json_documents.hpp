@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
 #include "core/model/anomaly_record.hpp"
+#include "core/model/record_batch.hpp"
 
 namespace msmon {
 

@@ -8,11 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace msmon {
+#include "core/model/record_batch.hpp"
 
-// At most this many numeric op columns per file (msprobe has 7 ops + 2 L2 features at most per file); the store has one
-// column per op slot.
-inline constexpr int kMaxNumericOps = 8;
+namespace msmon {
 
 enum class OpType : std::uint8_t { numeric, shape, dtype };
 

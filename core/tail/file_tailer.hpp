@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/ingest/record_batch.hpp"
+#include "core/model/record_batch.hpp"
 
 namespace msmon {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/ingest/event_file_consumer.hpp"
-#include "core/ingest/key_registry.hpp"
+#include "core/model/key_registry.hpp"
 #include "core/parse/json_documents.hpp"
 #include "core/parse/mindformers_log.hpp"
 #include "core/parse/tfrecord_framing.hpp"
@@ -57,10 +57,10 @@ TEST(FuzzRegression, event_file_tag_that_is_not_utf8_does_not_throw_when_the_rea
     KeyRegistry keys(store, IngestSnapshot{});
     RecordBatch batch;
     TrackedFile f = event_file(keys, batch);
-    EventFileConsumer consumer(keys);
+    EventFileConsumer consumer(keys, 1u << 20);
     const std::string bytes = frame_record(payload);
     ConsumeResult r;
-    ASSERT_NO_THROW(r = consumer.consume(f, bytes, static_cast<std::int64_t>(bytes.size()), batch, 1u << 20));
+    ASSERT_NO_THROW(r = consumer.consume(f, bytes, static_cast<std::int64_t>(bytes.size()), batch));
     EXPECT_EQ(r.consumed, bytes.size());
     const EventFileContext saved = EventFileContext::parse(f.progress.context);
     ASSERT_EQ(saved.plugins.size(), 1u) << f.progress.context;
@@ -81,13 +81,12 @@ TEST(FuzzRegression, event_file_tag_that_is_not_utf8_keeps_its_plugin_across_a_r
     const std::string second =
         frame_record(encode_summary_event(2.0, 1, {{tag, TfValueSpec::Form::text, 0, "b", false}}));
     {
-        EventFileConsumer consumer(keys);
-        ASSERT_NO_THROW(consumer.consume(f, first, static_cast<std::int64_t>(first.size()), batch, 1u << 20));
+        EventFileConsumer consumer(keys, 1u << 20);
+        ASSERT_NO_THROW(consumer.consume(f, first, static_cast<std::int64_t>(first.size()), batch));
     }
     f.progress.offset = static_cast<std::int64_t>(first.size());
-    EventFileConsumer restarted(keys);  // rebuilds its state from f.progress.context
-    ASSERT_NO_THROW(
-        restarted.consume(f, second, static_cast<std::int64_t>(first.size() + second.size()), batch, 1u << 20));
+    EventFileConsumer restarted(keys, 1u << 20);  // rebuilds its state from f.progress.context
+    ASSERT_NO_THROW(restarted.consume(f, second, static_cast<std::int64_t>(first.size() + second.size()), batch));
     ASSERT_EQ(batch.events.size(), 2u);
     EXPECT_EQ(batch.events[0].message, "cfg\xff\xfe: a"s);
     EXPECT_EQ(batch.events[1].message, "cfg\xff\xfe: b"s);

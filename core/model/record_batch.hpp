@@ -7,10 +7,13 @@
 #include <vector>
 
 #include "core/model/anomaly_record.hpp"
-#include "core/parse/msprobe_csv.hpp"
 #include "core/text/shared_text.hpp"
 
 namespace msmon {
+
+// At most this many numeric op columns per file (msprobe has 7 ops + 2 L2 features at most per file); the store has one
+// column per op slot.
+inline constexpr int kMaxNumericOps = 8;
 
 // A rank run: one v1 run folder (<time>-rank<N>-<uid>) or one v2 rank_<N> folder.
 struct RunInfo {

@@ -7,22 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "core/ingest/record_batch.hpp"
+#include "core/model/record_batch.hpp"
 
 namespace msmon {
-
-// Kinds of file whose progress the snapshot carries: logs, event files and JSON documents, a few per rank, which
-// the engine keeps in memory. msprobe's CSVs (one per step and kind: 200,000 in a long job) are looked up by path
-// when they are seen (IngestStore::load_file), and the engine forgets them again once read and committed.
-inline constexpr const char* kSnapshotFileKinds[] = {"info_log", "worker_log", "tf_events", "json"};
 
 // Everything small enough to load whole at start-up. Tensors are loaded per run, on first use.
 struct IngestSnapshot {
     std::vector<RunInfo> runs;
     std::vector<LayoutInfo> layouts;
     std::vector<TextInfo> texts;
-    std::vector<FileProgress> files;  // of kSnapshotFileKinds only
-    std::int64_t file_count = 0;      // every file in the store
+    // Files of the formats with a stored kind (core/ingest/file_formats.hpp: logs, event files and JSON documents, a
+    // few per rank, which the engine keeps in memory). msprobe's CSVs (one per step and kind: 200,000 in a long job)
+    // are looked up by path when they are seen (IngestStore::load_file), and forgotten again once read.
+    std::vector<FileProgress> files;
+    std::int64_t file_count = 0;  // every file in the store
     std::int64_t max_tensor_id = 0;
     std::int64_t max_file_id = 0;
     std::vector<WholeFileState> whole_files;

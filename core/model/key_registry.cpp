@@ -1,5 +1,5 @@
 // Interning with heterogeneous lookup: the hot path (a known tensor) allocates nothing.
-#include "core/ingest/key_registry.hpp"
+#include "core/model/key_registry.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/ingest/ingest_store.hpp"
+#include "core/model/ingest_store.hpp"
 
 namespace msmon {
 
