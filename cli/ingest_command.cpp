@@ -10,7 +10,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,18 +19,12 @@
 #include "core/args/arg_parser.hpp"
 #include "core/config/config_file.hpp"
 #include "core/config/msmon_settings.hpp"
-#include "core/export/write_failures.hpp"
-#include "core/files/input_file.hpp"
-#include "core/files/input_limits.hpp"
-#include "core/ingest/periodic_worker.hpp"
-#include "core/notify/incident_hook.hpp"
 #include "core/signals/stop_request.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
+#include "store/agent/node_agent.hpp"
 #include "store/clickhouse/clickhouse_sink.hpp"
-#include "store/incident_index.hpp"
 #include "store/ingest_session.hpp"
-#include "store/prom_gauges.hpp"
 #include "store/reader.hpp"
 
 namespace msmon {
@@ -246,140 +239,27 @@ int run_ingest_command(int argc, char** argv) {
             std::fflush(stdout);
         };
     }
-    // The agent's side tasks, on their own threads, woken after each commit: shipping and the gauges file.
-    std::unique_ptr<ClickHouseShipper> shipper;
-    std::unique_ptr<PeriodicWorker> ship_worker, prom_worker;
-    std::unique_ptr<PromGaugeCollector> gauges;
-    bool ship_ok = true;
-    std::string ship_error;
-    auto ship = [&]() {
-        std::string e;
-        const bool ok = shipper->ship_pending(e);
-        if (ok != ship_ok || (!ok && e != ship_error)) {
-            const std::string msg = ok ? "ClickHouse takes rows again: the spool is draining, nothing was lost"
-                                       : "ClickHouse: " + e + " (rows wait in the local store and ship later)";
-            (ok ? spdlog::info("{}", msg) : spdlog::warn("{}", msg));
-            std::lock_guard lock(print_mu);
-            std::fprintf(stderr, "msmon: %s\n", escape_for_terminal(msg).c_str());
-        }
-        ship_ok = ok;
-        ship_error = ok ? "" : e;
-        return ok;
-    };
-    // A failed write of the gauges is said on stderr when it starts failing (and when it works again), counted, and
-    // in --json: node_exporter serving a stale file looks like a healthy job.
-    WriteFailures prom_failures("--prom-textfile", "the gauges are not written");  // under print_mu
-    auto write_gauges = [&]() {
-        std::string e;
-        try {
-            if (write_textfile_atomic(prom_dir, "msmon.prom", render_prom_text(gauges->collect()), e)) e.clear();
-            else if (e.empty()) e = "the write failed";
-        } catch (const std::exception& x) {
-            e = x.what();
-        }
+    // The agent beside the ingest: shipping, the gauges file and the --on-incident command.
+    auto say = [&](const std::string& line) {
         std::lock_guard lock(print_mu);
-        if (!e.empty()) spdlog::warn("--prom-textfile: {}", e);
-        if (const std::string say = prom_failures.outcome(e); !say.empty())
-            std::fprintf(stderr, "msmon ingest: %s\n", escape_for_terminal(say).c_str());
-        return true;
+        std::fprintf(stderr, "%s\n", escape_for_terminal(line).c_str());
     };
+    std::unique_ptr<NodeAgent> agent;
     try {
-        if (sink) shipper = std::make_unique<ClickHouseShipper>(db, *sink);
-        if (!prom_dir.empty()) {
-            gauges = std::make_unique<PromGaugeCollector>(db, job, node);
-            // A restart: keep counting stalls from the file written before. Read as any input is (no link, no
-            // FIFO, within a bound): the folder may be shared, and the file is only a hint.
-            std::string previous, why;
-            bool missing = false;
-            if (read_input_file(prom_dir + "/msmon.prom", InputLinks::refuse, input_limits().prom_file, kPromFileLimit,
-                                previous, why, &missing))
-                gauges->seed(read_step_times(previous, job, node));
-            else if (!missing)
-                std::fprintf(stderr, "msmon ingest: --prom-textfile: %s; not read (stall times start again)\n",
-                             escape_for_terminal(why).c_str());
-        }
+        agent = std::make_unique<NodeAgent>(
+            AgentOptions{db, access, options.follow, options.roots, sink, sink_interval, prom_dir, job, node,
+                         on_incident, hook_timeout, [&engine] { return engine.read_progress(); }},
+            say);
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return kExitFailure;
     }
-    // --on-incident: incidents already in the store are known; each new one runs the command once.
-    std::unique_ptr<HookRunner> hook;
-    std::unique_ptr<Reader> hook_reader;
-    IncidentIndex hook_index;
-    // Following, a new incident settles 3 s before its command runs (its origin may arrive after its first symptom);
-    // a one-shot ingest has read everything.
-    NewIncidents news(options.follow ? std::chrono::seconds(3) : std::chrono::seconds(0));
-    std::vector<std::string> job_folders;
-    for (const std::string& root : options.roots) {
-        std::error_code ec;
-        const auto abs = std::filesystem::absolute(root, ec);
-        job_folders.push_back(ec ? root : abs.lexically_normal().string());
-    }
-    bool warned_ungrouped = false;
-    bool flush_pending = false;  // stopping: what still waits to settle is announced as it stands
-    auto announce_incidents = [&]() {
-        try {
-            // Where reading stands, taken before the store is read: what it says is in the store read after it.
-            const std::optional<ReadProgress> progress = engine.read_progress();
-            if (!hook_index.update(*hook_reader) && !news.pending()) return true;
-            if (!hook_index.grouped()) {
-                if (!warned_ungrouped) {
-                    const std::string msg = "--on-incident: the store holds more than " +
-                                            std::to_string(hook_index.max_anomalies()) +
-                                            " anomalies; they are not grouped into incidents, and no command runs";
-                    spdlog::warn("{}", msg);
-                    std::lock_guard lock(print_mu);
-                    std::fprintf(stderr, "msmon: %s\n", msg.c_str());
-                }
-                warned_ungrouped = true;
-                return true;
-            }
-            const auto set = hook_index.set();
-            const auto now =
-                std::chrono::steady_clock::now() + (flush_pending ? std::chrono::hours(1) : std::chrono::hours(0));
-            for (const std::size_t i :
-                 news.take(set->anomalies, set->incidents, now, progress && !flush_pending ? &*progress : nullptr)) {
-                spdlog::info("new incident: {}", incident_headline(set->anomalies, set->incidents[i]));
-                hook->submit(incident_hook_event(set->anomalies, set->incidents[i], job_folders));
-            }
-        } catch (const std::exception& e) {
-            spdlog::warn("--on-incident: reading the store's incidents: {}", e.what());
-            return false;
-        }
-        return true;
-    };
-    std::unique_ptr<PeriodicWorker> hook_worker;
-    if (!on_incident.empty()) {
-        try {
-            hook_reader = open_sqlite_reader(db, access);
-            hook_index.update(*hook_reader);
-            news.prime(hook_index.anomalies());
-        } catch (const std::exception& e) {
-            spdlog::error("{}", e.what());
-            return kExitFailure;
-        }
-        hook = std::make_unique<HookRunner>(HookOptions{on_incident, hook_timeout, 64, hook_base_env(job_folders, db)},
-                                            [&](const std::string& msg) {
-                                                std::lock_guard lock(print_mu);
-                                                std::fprintf(stderr, "msmon: %s\n", escape_for_terminal(msg).c_str());
-                                            });
-    }
     if (options.follow) {
-        if (hook)
-            hook_worker = std::make_unique<PeriodicWorker>(announce_incidents, std::chrono::milliseconds(1000),
-                                                           std::chrono::milliseconds(2000));
-        if (shipper)
-            ship_worker = std::make_unique<PeriodicWorker>(ship, sink_interval,
-                                                           std::max(sink_interval, std::chrono::milliseconds(2000)));
-        if (gauges)
-            prom_worker = std::make_unique<PeriodicWorker>(write_gauges, std::chrono::milliseconds(1000),
-                                                           std::chrono::milliseconds(1000));
+        agent->start_following();
         auto print = std::move(engine.on_commit);
         engine.on_commit = [&, print](const CommitInfo& info) {
             if (print) print(info);
-            if (ship_worker) ship_worker->wake();
-            if (prom_worker) prom_worker->wake();
-            if (hook_worker) hook_worker->wake();
+            agent->wake();
         };
     }
     g_engine.store(&engine);
@@ -391,25 +271,7 @@ int run_ingest_command(int argc, char** argv) {
     // exits 128 + the signal, saying so (it once said "ingested N files" and exited 0 with a third stored), and does
     // not wait for ClickHouse or commands: the user asked it to stop.
     const int interrupted = options.follow ? 0 : static_cast<int>(g_stop_requested);
-    // Stopping a worker runs its task once more: the last rows ship, the last gauges are written.
-    if (ship_worker) ship_worker->stop();
-    if (prom_worker) prom_worker->stop();
-    if (hook_worker) {
-        hook_worker->stop();
-        flush_pending = true;
-        announce_incidents();
-    }
-    if (!options.follow) {
-        if (shipper && !interrupted) ship();
-        if (gauges) write_gauges();
-        if (hook && !interrupted) announce_incidents();
-    }
-    // One-shot: every queued run gets its turn (each ends at its timeout at the latest; at most 64 wait). Stopped
-    // (--follow, a service being stopped, or a one-shot interrupted): the running one gets what is left of the stop's
-    // grace (0.8 s from the signal), then is ended with all it started; the rest are dropped and counted. A signal
-    // ends msmon within 2 s.
-    if (hook)
-        hook->finish(interrupted || options.follow ? stop_grace_left() : hook_timeout * 65 + std::chrono::seconds(65));
+    agent->finish(interrupted != 0);
     if (!ok) {
         spdlog::error("{}", error);
         return kExitFailure;
@@ -439,21 +301,20 @@ int run_ingest_command(int argc, char** argv) {
         j["cross_rank_waiting_peak_bytes"] = c.cross_rank_peak_bytes.load();
         j["seconds"] = seconds;
         if (interrupted) j["interrupted"] = interrupted == SIGINT ? "SIGINT" : "SIGTERM";
-        if (hook) {
-            const auto& h = hook->counters();
+        if (const HookCounters* runs = agent->command_runs()) {
+            const auto& h = *runs;
             j["on_incident"] = {{"ran", h.ran.load()},
                                 {"failed", h.failed.load()},
                                 {"timed_out", h.timed_out.load()},
                                 {"dropped", h.dropped.load()}};
         }
-        if (gauges) {
-            std::lock_guard lock(print_mu);
-            j["prom_textfile"] = {{"failed_writes", prom_failures.failures()}, {"error", prom_failures.last_error()}};
-        }
-        if (shipper) {
-            j["shipped_values"] = shipper->counters().values.load();
-            j["ship_failures"] = shipper->counters().failures.load();
-            j["ship_pending"] = !ship_ok;
+        if (agent->writes_gauges())
+            j["prom_textfile"] = {{"failed_writes", agent->gauge_write_failures()},
+                                  {"error", agent->gauge_last_error()}};
+        if (const ShipperCounters* shipped = agent->shipped()) {
+            j["shipped_values"] = shipped->values.load();
+            j["ship_failures"] = shipped->failures.load();
+            j["ship_pending"] = !agent->ship_ok();
         }
         std::printf("%s\n", j.dump(2).c_str());
     } else {
@@ -466,24 +327,21 @@ int run_ingest_command(int argc, char** argv) {
             static_cast<long long>(summary.runs), static_cast<unsigned long long>(c.issues.load()), seconds,
             db.c_str());
         if (c.issues.load() > 0) std::printf("malformed lines are listed in the log (%s)\n", "msmon.log");
-        if (hook) {
-            const auto& h = hook->counters();
+        if (const HookCounters* runs = agent->command_runs()) {
+            const auto& h = *runs;
             std::printf("--on-incident: ran %llu times, %llu failed (%llu past the timeout), %llu dropped\n",
                         static_cast<unsigned long long>(h.ran.load() + h.failed.load()),
                         static_cast<unsigned long long>(h.failed.load()),
                         static_cast<unsigned long long>(h.timed_out.load()),
                         static_cast<unsigned long long>(h.dropped.load()));
         }
-        if (prom_failures.failures() > 0) {
-            std::lock_guard lock(print_mu);
-            const std::string& last = prom_failures.last_error();
-            std::printf("--prom-textfile: %llu writes failed%s%s\n",
-                        static_cast<unsigned long long>(prom_failures.failures()),
+        if (const std::uint64_t failed = agent->gauge_write_failures(); failed > 0) {
+            const std::string last = agent->gauge_last_error();
+            std::printf("--prom-textfile: %llu writes failed%s%s\n", static_cast<unsigned long long>(failed),
                         last.empty() ? "" : ", the last: ", escape_for_terminal(last).c_str());
         }
-        if (shipper)
-            std::printf("shipped %llu values to %s\n",
-                        static_cast<unsigned long long>(shipper->counters().values.load()),
+        if (const ShipperCounters* shipped = agent->shipped())
+            std::printf("shipped %llu values to %s\n", static_cast<unsigned long long>(shipped->values.load()),
                         sink->target.text().c_str());
     }
     if (interrupted) {
@@ -492,6 +350,9 @@ int run_ingest_command(int argc, char** argv) {
                      static_cast<unsigned long long>(c.rows.load()), static_cast<unsigned long long>(c.files.load()));
         return 128 + interrupted;
     }
+    const bool ship_ok = agent->ship_ok();
+    const std::string ship_error = agent->ship_error();
+    agent.reset();
     if (!ship_ok && options.follow) {
         // A follower stopped (how a service stops: exit 0); what did not ship waits in the store.
         spdlog::warn("not everything reached ClickHouse ({}); the rest ships on the next run with the same --db",

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "core/notify/incident_hook.hpp"
+#include "core/notify/incident_hooks.hpp"
 #include "core/signals/stop_request.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -88,9 +88,6 @@ bool collect_while_reading_keys(App& app, std::string& failure, Terminal& term, 
 }
 
 constexpr auto kIncidentNoticeTime = std::chrono::seconds(20);
-// A new incident is announced once it has settled: where it began may arrive a moment after its first symptom.
-constexpr auto kIncidentSettle = std::chrono::seconds(3);
-
 // New incidents, announced: the bell and a desktop notification through the terminal, a notice on the status line,
 // the user's --on-incident command. Incidents the store held before ingest caught up with the job are the
 // backlog, known already: only what arrives while watching is news.
@@ -98,26 +95,17 @@ class IncidentAnnouncer {
 public:
     // `said`: what the user should see of the command (it failed, hung, was dropped): the status line's notice.
     IncidentAnnouncer(const LaunchOptions& o, const std::string& store, std::function<void(const std::string&)> said)
-        : target_(notify_target_from_env(o.bell, o.desktop_notify)) {
-        if (!o.dir.empty()) {
-            std::error_code ec;
-            const auto abs = std::filesystem::absolute(o.dir, ec);
-            jobs_.push_back(ec ? o.dir : abs.lexically_normal().string());
-        }
-        if (!o.on_incident.empty())
-            hook_ = std::make_unique<HookRunner>(
-                HookOptions{o.on_incident, std::chrono::milliseconds(o.on_incident_timeout_ms), 64,
-                            hook_base_env(jobs_, store)},
-                std::move(said));  // on the runner's thread; the runner logs it too
-    }
+        : target_(notify_target_from_env(o.bell, o.desktop_notify)),
+          hooks_(kIncidentSettle,
+                 IncidentCommand{o.on_incident, std::chrono::milliseconds(o.on_incident_timeout_ms),
+                                 o.dir.empty() ? std::vector<std::string>{} : job_folders_of({o.dir}), store},
+                 std::move(said)) {}  // `said` on the runner's thread; the runner logs it too
     // Quitting gives a command still running what is left of the stop's grace (0.8 s), then ends it with all it
     // started: msmon-tui is gone within 2 s.
-    ~IncidentAnnouncer() {
-        if (hook_) hook_->finish(stop_grace_left());
-    }
+    ~IncidentAnnouncer() { hooks_.finish(stop_grace_left()); }
     // A new incident waits to settle: read again soon even when nothing else changes.
-    bool pending() const { return news_.pending(); }
-    std::optional<NewIncidents::Clock::time_point> next_due() const { return news_.next_due(); }
+    bool pending() const { return hooks_.pending(); }
+    std::optional<NewIncidents::Clock::time_point> next_due() const { return hooks_.next_due(); }
     // Notifications written to the terminal so far.
     std::uint64_t notified() const { return notified_; }
 
@@ -129,11 +117,11 @@ public:
         // The first read once live holds the whole backlog (ingest had committed it before it said so).
         const bool first_live = live && !was_live_;
         was_live_ = live;
-        if (!first_live && index.generation() == generation_ && !news_.pending()) return "";
+        if (!first_live && index.generation() == generation_ && !hooks_.pending()) return "";
         generation_ = index.generation();
         const auto set = index.set();
         if (!live || first_live) {
-            news_.prime(set->anomalies);
+            hooks_.prime(set->anomalies);
             // Findings about steps every rank had written by then are backlog too, however late they are judged: a
             // replica check waiting on its window was judged on the idle timer after the catch-up and rang the bell
             // on opening a finished run (sdc-grad's fixture).
@@ -142,16 +130,14 @@ public:
             return "";
         }
         std::string last;
-        for (const std::size_t i : news_.take(set->anomalies, set->incidents, NewIncidents::Clock::now(), progress)) {
+        for (const std::size_t i : hooks_.take(set->anomalies, set->incidents, NewIncidents::Clock::now(), progress)) {
             const Incident& inc = set->incidents[i];
             if (backlog_through_ && inc.first_step <= *backlog_through_) continue;
-            const std::string headline = incident_headline(set->anomalies, inc);
-            spdlog::info("new incident: {}", headline);
+            hooks_.announce(set->anomalies, inc);
             if (target_.bell || target_.desktop) {
-                term.write_raw(notification_bytes(headline, target_));
+                term.write_raw(notification_bytes(incident_headline(set->anomalies, inc), target_));
                 ++notified_;
             }
-            if (hook_) hook_->submit(incident_hook_event(set->anomalies, inc, jobs_));
             const AnomalyRecord& o = set->anomalies[inc.origin];
             last = escape_for_display(origin_value_text(o) + " in " + o.kind, 48) + " at step " +
                    std::to_string(o.step) + ", rank " + std::to_string(o.rank);
@@ -161,9 +147,7 @@ public:
 
 private:
     NotifyTarget target_;
-    std::vector<std::string> jobs_;
-    std::unique_ptr<HookRunner> hook_;
-    NewIncidents news_{kIncidentSettle};
+    IncidentHooks hooks_;
     std::uint64_t generation_ = 0;
     std::uint64_t notified_ = 0;
     bool was_live_ = false;
