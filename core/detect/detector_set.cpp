@@ -12,6 +12,7 @@
 #include "core/detect/anomaly_builder.hpp"
 #include "core/detect/layout_ops.hpp"
 #include "core/text/json_depth.hpp"
+#include "core/text/key_values.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -85,13 +86,7 @@ DetectorSet::TensorState DetectorSet::decode(const std::string& text) {
     const auto bar = text.find('|');
     if (bar != std::string::npos) s.checks = SeriesCheckState::decode(std::string_view(text).substr(bar + 1));
     std::string_view rest = std::string_view(text).substr(0, bar);
-    while (!rest.empty()) {
-        const auto semi = rest.find(';');
-        const std::string_view item = rest.substr(0, semi);
-        rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
-        const auto eq = item.find('=');
-        if (eq == std::string_view::npos) continue;
-        const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    for_each_key_value(rest, [&](std::string_view key, std::string_view value) {
         if (key == "last") s.last_step = parse_int(value).value_or(-1);
         else if (key == "spike") s.spike_count = parse_int(value).value_or(0);
         else if (key == "param") s.held_params = decode_held_params(value);
@@ -106,7 +101,7 @@ DetectorSet::TensorState DetectorSet::decode(const std::string& text) {
                 s.ops.push_back(st);
             }
         }
-    }
+    });
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 
+#include "core/text/key_values.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -179,13 +180,7 @@ std::string SeriesCheckState::encode() const {
 
 SeriesCheckState SeriesCheckState::decode(std::string_view text) {
     SeriesCheckState s;
-    while (!text.empty()) {
-        const auto semi = text.find(';');
-        const std::string_view item = text.substr(0, semi);
-        text = semi == std::string_view::npos ? std::string_view() : text.substr(semi + 1);
-        const auto eq = item.find('=');
-        if (eq == std::string_view::npos) continue;
-        const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    for_each_key_value(text, [&](std::string_view key, std::string_view value) {
         if (key == "nf") {
             const auto v = parse_int(value).value_or(0);
             s.finite_ = v == 1 ? Finite::finite : v == 2 ? Finite::non_finite : Finite::unknown;
@@ -207,7 +202,7 @@ SeriesCheckState SeriesCheckState::decode(std::string_view text) {
             for (std::size_t at = 0; at + 8 <= value.size(); at += 8)
                 s.history_.push_back(float_of_hex(value.substr(at, 8)));
         }
-    }
+    });
     return s;
 }
 

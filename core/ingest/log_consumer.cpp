@@ -9,6 +9,7 @@
 #include "core/ingest/relaunch_runs.hpp"
 #include "core/parse/mindformers_log.hpp"
 #include "core/text/display_escape.hpp"
+#include "core/text/key_values.hpp"
 #include "core/text/number_text.hpp"
 
 namespace msmon {
@@ -41,13 +42,7 @@ std::string LogReaderContext::serialize() const {
 
 LogReaderContext LogReaderContext::parse(std::string_view text) {
     LogReaderContext c;
-    while (!text.empty()) {
-        const auto semi = text.find(';');
-        const std::string_view item = text.substr(0, semi);
-        text = semi == std::string_view::npos ? std::string_view() : text.substr(semi + 1);
-        const auto eq = item.find('=');
-        if (eq == std::string_view::npos) continue;
-        const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    for_each_key_value(text, [&](std::string_view key, std::string_view value) {
         if (key == "step") c.step = parse_int(value).value_or(-1);
         else if (key == "warn") c.partial_loss_warning = value == "1";
         else if (key == "micro_of") c.micro_step_of = parse_int(value).value_or(-1);
@@ -65,7 +60,7 @@ LogReaderContext LogReaderContext::parse(std::string_view text) {
                     c.micro_counts[std::string(pair.substr(0, colon))] = parse_int(pair.substr(colon + 1)).value_or(0);
             }
         }
-    }
+    });
     return c;
 }
 
