@@ -5,6 +5,31 @@
 
 namespace msmon {
 
+// Each command's entry point (argv[1] is its name; returns the exit code) and its argument table (what parses its
+// arguments, prints its --help and writes its man page section), defined in its own file.
+int run_ingest_command(int argc, char** argv);
+int run_query_command(int argc, char** argv);
+int run_simulate_command(int argc, char** argv);
+int run_anomalies_command(int argc, char** argv);
+int run_health_command(int argc, char** argv);
+int run_config_command(int argc, char** argv);
+int run_export_command(int argc, char** argv);
+int run_settings_command(int argc, char** argv);
+int run_docs_command(int argc, char** argv);
+int run_judge_command(int argc, char** argv);
+
+// Each command's argument table (what parses its arguments, prints its --help and writes its man page section).
+const CommandSpec& anomalies_command_spec();
+const CommandSpec& config_command_spec();
+const CommandSpec& docs_command_spec();
+const CommandSpec& export_command_spec();
+const CommandSpec& health_command_spec();
+const CommandSpec& ingest_command_spec();
+const CommandSpec& judge_command_spec();
+const CommandSpec& query_command_spec();
+const CommandSpec& settings_command_spec();
+const CommandSpec& simulate_command_spec();
+
 const std::vector<CliCommand>& cli_commands() {
     // clang-format off
     static const std::vector<CliCommand> commands = {

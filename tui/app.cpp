@@ -10,13 +10,9 @@
 #include "store/job_reader.hpp"
 #include "tui/key_overrides.hpp"
 #include "tui/terminal.hpp"
-#include "tui/views/anomalies_view.hpp"
 #include "tui/views/chart_view.hpp"
-#include "tui/views/config_view.hpp"
-#include "tui/views/expert_load_view.hpp"
-#include "tui/views/health_view.hpp"
-#include "tui/views/layers_view.hpp"
 #include "tui/views/overview_view.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
@@ -40,29 +36,9 @@ constexpr std::size_t kBackDepth = 32;
 
 App::App(std::unique_ptr<Reader> reader, const ConfigTarget& config) : reader_(std::move(reader)) {
     auto open_chart = [this] { show(TabId::chart); };
-    // Each tab's view, in the table's order (a switch: a tab added to the table without a view does not compile
-    // quietly, -Wswitch names it).
-    auto make_view = [&](TabId id) -> std::unique_ptr<View> {
-        switch (id) {
-            case TabId::overview:
-                return std::make_unique<OverviewView>(shared_, incidents_, open_chart);
-            case TabId::chart:
-                return std::make_unique<ChartView>(shared_);
-            case TabId::anomalies:
-                return std::make_unique<AnomaliesView>(shared_, incidents_, open_chart);
-            case TabId::health:
-                return std::make_unique<HealthView>();
-            case TabId::config:
-                return std::make_unique<ConfigView>(config.path.empty() ? nullptr
-                                                                        : std::make_unique<ConfigEditor>(config));
-            case TabId::experts:
-                return std::make_unique<ExpertLoadView>();
-            case TabId::layers:
-                return std::make_unique<LayersView>(shared_, incidents_, open_chart);
-        }
-        return nullptr;
-    };
-    for (const TabEntry& t : kTabs) tabs_.push_back(make_view(t.id));
+    // Each tab's view, in the table's order, made by its maker.
+    ViewDeps deps{shared_, incidents_, open_chart, config};
+    for (const TabEntry& t : kTabs) tabs_.push_back(t.make(deps));
 
     // One binding per line reads as a table.
     // clang-format off

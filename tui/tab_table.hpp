@@ -1,10 +1,11 @@
 // msmon-tui's tabs, one line each. The tab ids, their keys, the names `--snapshot VIEW` and the `keys.<tab>:`
-// settings take, --help's list, the tab bar and its mouse hit test all read this table. A new tab is its view, one
-// line here and its case in App's view factory (a switch over TabId: the compiler names a tab without a view).
+// settings take, --help's list, the tab bar and its mouse hit test all read this table, and App makes each tab's
+// view with the maker its line names. A new tab is its view (defining its maker) and its lines here.
 #pragma once
 
 #include <cstddef>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,16 +14,31 @@ namespace msmon::tui {
 
 enum class TabId { overview, chart, anomalies, health, config, experts, layers };
 
+class View;
+struct ViewDeps;
+using ViewMaker = std::unique_ptr<View> (*)(ViewDeps& deps);
+
+// Each view's maker, defined in its view's .cpp.
+std::unique_ptr<View> make_overview_view(ViewDeps& deps);
+std::unique_ptr<View> make_chart_view(ViewDeps& deps);
+std::unique_ptr<View> make_anomalies_view(ViewDeps& deps);
+std::unique_ptr<View> make_health_view(ViewDeps& deps);
+std::unique_ptr<View> make_config_view(ViewDeps& deps);
+std::unique_ptr<View> make_expert_load_view(ViewDeps& deps);
+std::unique_ptr<View> make_layers_view(ViewDeps& deps);
+
 struct TabEntry {
     TabId id;
     const char* name;  // lower case, as --snapshot and keys.<tab>: take it; the view's title is shown
+    ViewMaker make;
 };
 
 // In the order they are shown.
 inline constexpr TabEntry kTabs[] = {
-    {TabId::overview, "overview"}, {TabId::chart, "chart"},   {TabId::anomalies, "anomalies"},
-    {TabId::health, "health"},     {TabId::config, "config"}, {TabId::experts, "experts"},
-    {TabId::layers, "layers"},
+    {TabId::overview, "overview", make_overview_view},    {TabId::chart, "chart", make_chart_view},
+    {TabId::anomalies, "anomalies", make_anomalies_view}, {TabId::health, "health", make_health_view},
+    {TabId::config, "config", make_config_view},          {TabId::experts, "experts", make_expert_load_view},
+    {TabId::layers, "layers", make_layers_view},
 };
 inline constexpr std::size_t kTabCount = std::size(kTabs);
 

@@ -148,8 +148,8 @@ void IngestEngine::Impl::read_file(TrackedFile& f) {
         const std::size_t rows_before = batch.rows.size();
         ConsumeResult c = reader.consume(f, bytes, r.size, batch);
         if (c.consumed > 0) advance_progress(f.progress, bytes, c.consumed, c.lines);
-        if (f.format == FileFormat::csv_data) note_step_times(f, rows_before, r.mtime_ms);
-        if (c.consumed == 0 && bytes.size() >= options.read_chunk && f.format != FileFormat::tf_events) {
+        if (format.times_steps) note_step_times(f, rows_before, r.mtime_ms);
+        if (c.consumed == 0 && bytes.size() >= options.read_chunk && format.line_records) {
             // A record longer than a whole read: report it and skip to its end, with bounded memory.
             add_issue(f.progress, batch, [&] {
                 ParseIssue p;

@@ -48,6 +48,11 @@ struct FormatInfo {
     // path). Empty: the CSV's kind, from its name; not in the snapshot.
     std::string_view stored_kind;
     ReaderId reader;
+    // Records are lines: one longer than a read is reported and skipped to its newline (event files bound their
+    // records themselves).
+    bool line_records;
+    // Its rows time the steps they are of (msprobe's CSVs: written as each step ends).
+    bool times_steps;
 };
 
 // Every format, in the order of the enum.

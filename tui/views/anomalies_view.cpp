@@ -8,6 +8,8 @@
 #include "core/detect/rules.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
+#include "tui/tab_table.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/tensor_name.hpp"
 #include "tui/widgets/text_wrap.hpp"
 
@@ -647,6 +649,10 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
              stack.empty() ? "code: no stack_info.csv entry"
                            : "code: " + stack.substr(cut == std::string::npos ? 0 : cut + 1),
              dim, width);
+}
+
+std::unique_ptr<View> make_anomalies_view(ViewDeps& deps) {
+    return std::make_unique<AnomaliesView>(deps.shared, deps.incidents, deps.open_chart);
 }
 
 }  // namespace msmon::tui

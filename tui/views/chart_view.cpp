@@ -12,6 +12,8 @@
 #include "tui/models/baseline_ratio.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/rank_band.hpp"
+#include "tui/tab_table.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/step_math.hpp"
 #include "tui/widgets/tensor_name.hpp"
 
@@ -507,6 +509,10 @@ void ChartView::place_in_time(std::vector<ChartSeries>& lines, ChartOptions& opt
     if (shown == 1) opt.title += ", a pause clipped (" + mark + "): " + first;
     else if (shown > 1)
         opt.title += ", " + std::to_string(shown) + " pauses clipped (" + mark + "), the first " + first;
+}
+
+std::unique_ptr<View> make_chart_view(ViewDeps& deps) {
+    return std::make_unique<ChartView>(deps.shared);
 }
 
 }  // namespace msmon::tui

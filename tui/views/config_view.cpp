@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "tui/tab_table.hpp"
+#include "tui/views/view_deps.hpp"
+
 namespace msmon::tui {
 
 using json = nlohmann::ordered_json;
@@ -386,6 +389,11 @@ void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int h
     lines.push_back({"", {}});
     lines.push_back({"m keep yours on top of the new file (then s to save)   t take theirs and drop yours", kTitle});
     draw_box(buf, x, y, width, height, lines);
+}
+
+std::unique_ptr<View> make_config_view(ViewDeps& deps) {
+    return std::make_unique<ConfigView>(deps.config.path.empty() ? nullptr
+                                                                 : std::make_unique<ConfigEditor>(deps.config));
 }
 
 }  // namespace msmon::tui

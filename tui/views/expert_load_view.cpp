@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "tui/tab_table.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/heatmap.hpp"
 #include "tui/widgets/step_axis.hpp"
 
@@ -168,6 +170,10 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
                         : Style{},
                  panel_w);
     }
+}
+
+std::unique_ptr<View> make_expert_load_view(ViewDeps&) {
+    return std::make_unique<ExpertLoadView>();
 }
 
 }  // namespace msmon::tui

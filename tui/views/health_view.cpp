@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "core/text/display_escape.hpp"
+#include "tui/tab_table.hpp"
 #include "tui/views/run_config_page.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
@@ -275,6 +277,10 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         const Line& l = lines[static_cast<std::size_t>(scroll_ + i)];
         buf.text(x, top + i, l.text, l.style, width);
     }
+}
+
+std::unique_ptr<View> make_health_view(ViewDeps&) {
+    return std::make_unique<HealthView>();
 }
 
 }  // namespace msmon::tui

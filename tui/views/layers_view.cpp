@@ -5,6 +5,8 @@
 
 #include "core/text/name_pattern.hpp"
 #include "tui/models/layer_rows.hpp"
+#include "tui/tab_table.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/step_math.hpp"
 
 namespace msmon::tui {
@@ -215,6 +217,10 @@ std::optional<std::string> LayersView::check_filter(const std::string& text) con
     std::string error;
     if (ModuleFilter::parse(text, error)) return std::nullopt;
     return error;
+}
+
+std::unique_ptr<View> make_layers_view(ViewDeps& deps) {
+    return std::make_unique<LayersView>(deps.shared, deps.incidents, deps.open_chart);
 }
 
 }  // namespace msmon::tui

@@ -10,7 +10,9 @@
 #include "core/text/number_text.hpp"
 #include "store/derived_reader.hpp"
 #include "tui/models/baseline_ratio.hpp"
+#include "tui/tab_table.hpp"
 #include "tui/views/overview_points.hpp"
+#include "tui/views/view_deps.hpp"
 #include "tui/widgets/downsample.hpp"
 #include "tui/widgets/sparkline.hpp"
 #include "tui/widgets/step_math.hpp"
@@ -291,6 +293,10 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
             vx += value_w + 1;
         }
     }
+}
+
+std::unique_ptr<View> make_overview_view(ViewDeps& deps) {
+    return std::make_unique<OverviewView>(deps.shared, deps.incidents, deps.open_chart);
 }
 
 }  // namespace msmon::tui
