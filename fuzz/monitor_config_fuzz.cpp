@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/config/config_file.hpp"
+#include "core/config/config_text_edit.hpp"
 #include "core/config/monitor_config_fields.hpp"
 
 namespace {
@@ -38,5 +39,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(msmon::render_monitor_config(again) == text);
     const msmon::ConfigCheck second = msmon::validate_monitor_config(again);
     check(first.errors == second.errors && first.warnings == second.warnings);
+
+    if (!doc.is_object()) return 0;
+    nlohmann::ordered_json edited = doc;
+    if (!doc.empty()) edited.erase(doc.begin().key());
+    edited["dynamic_on"] = true;
+    edited["collect_times"] = 5;
+    edited["msmon_fuzz_added"] = nlohmann::ordered_json::array({1, "two"});
+    const std::string in_place =
+        msmon::edit_config_text(std::string_view(reinterpret_cast<const char*>(data), size), doc, edited);
+    const nlohmann::ordered_json back = nlohmann::ordered_json::parse(in_place, nullptr, false);
+    check(!back.is_discarded() && back == edited);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "tui/views/chart_view.hpp"
 #include "tui/views/overview_view.hpp"
 #include "tui/views/view_deps.hpp"
+#include "tui/widgets/frame.hpp"
 #include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
@@ -557,19 +558,7 @@ void App::draw_help(ScreenBuffer& buf, const Glyphs& glyphs) {
     help_top_ = std::clamp(help_top_, 0, std::max(0, static_cast<int>(rows.size()) - help_rows_));
     const Style border{Color::accent, Color::none, kPlain};
     buf.fill(x0, y0, w, h, U' ', {});
-    const bool u = glyphs.unicode;
-    for (int x = x0 + 1; x < x0 + w - 1; ++x) {
-        buf.put(x, y0, u ? U'─' : U'-', border);
-        buf.put(x, y0 + h - 1, u ? U'─' : U'-', border);
-    }
-    for (int y = y0 + 1; y < y0 + h - 1; ++y) {
-        buf.put(x0, y, u ? U'│' : U'|', border);
-        buf.put(x0 + w - 1, y, u ? U'│' : U'|', border);
-    }
-    buf.put(x0, y0, u ? U'┌' : U'+', border);
-    buf.put(x0 + w - 1, y0, u ? U'┐' : U'+', border);
-    buf.put(x0, y0 + h - 1, u ? U'└' : U'+', border);
-    buf.put(x0 + w - 1, y0 + h - 1, u ? U'┘' : U'+', border);
+    draw_frame(buf, x0, y0, w, h, glyphs.unicode, border);
     buf.text(x0 + 2, y0, " help: " + std::string(view(current_).title()) + " ", {Color::accent, Color::none, kBold},
              w - 4);
     const int shown_end = std::min(static_cast<int>(rows.size()), help_top_ + help_rows_);

@@ -78,6 +78,7 @@ ConfigRead read_monitor_config(const PinnedFile& file, int attempts) {
         }
         if (parse_monitor_config_text(text, r.doc, r.error)) {
             r.status = ConfigRead::Status::ok;
+            r.text = std::move(text);
             r.error.clear();
             return r;
         }
@@ -108,6 +109,11 @@ bool write_monitor_config(const PinnedFile& file, const nlohmann::ordered_json& 
         error = "the config must be a JSON object";
         return false;
     }
+    return write_monitor_config_text(file, render_monitor_config(doc), error, written, before_rename);
+}
+
+bool write_monitor_config_text(const PinnedFile& file, const std::string& text, std::string& error, FileStamp* written,
+                               const std::function<void()>& before_rename) {
     // The owner and mode to keep: the file under the pinned name now, which must still be a plain file.
     struct stat before {};
     const bool existed = file.stat_now(before);
@@ -120,7 +126,7 @@ bool write_monitor_config(const PinnedFile& file, const nlohmann::ordered_json& 
     ReplacementFile replacement;
     if (!replacement.open(file.folder(), file.folder_path(), file.name(), error)) return false;
     const int fd = replacement.fd();
-    bool ok = replacement.write_all(render_monitor_config(doc), error);
+    bool ok = replacement.write_all(text, error);
     // The new file keeps the old one's owner, group and mode: the trainer (often another user) writes it back when a
     // collection ends, and a failed write-back leaves dynamic_on true (a collection that never ends). If the owner
     // cannot be kept (msmon is neither root nor the owner), nothing is replaced.

@@ -36,6 +36,7 @@ std::optional<PinnedFile> pin_monitor_config(const ConfigTarget& target, std::st
 struct ConfigRead {
     enum class Status { ok, missing, being_written, invalid } status = Status::missing;
     nlohmann::ordered_json doc;
+    std::string text;  // the bytes read, when ok (a save edits them in place: core/config/config_text_edit.hpp)
     std::string error;
     timespec mtime{};
 };
@@ -79,6 +80,9 @@ double mtime_as_python_float(const timespec& t);
 // moment before the rename.
 bool write_monitor_config(const PinnedFile& file, const nlohmann::ordered_json& doc, std::string& error,
                           FileStamp* written = nullptr, const std::function<void()>& before_rename = {});
+// The same with the text to write given (a JSON object, as edit_config_text makes it).
+bool write_monitor_config_text(const PinnedFile& file, const std::string& text, std::string& error,
+                               FileStamp* written = nullptr, const std::function<void()>& before_rename = {});
 bool write_monitor_config(const ConfigTarget& target, const nlohmann::ordered_json& doc, std::string& error,
                           FileStamp* written = nullptr);
 

@@ -22,6 +22,10 @@ json apply_patch(json doc, const ConfigPatch& patch) {
     return doc;
 }
 
+bool same_config_value(const json& a, const json& b) {
+    return a == b && a.is_number_float() == b.is_number_float();
+}
+
 namespace {
 
 void diff_into(const json& before, const json& after, std::vector<std::string>& prefix, ConfigPatch& out) {
@@ -32,7 +36,7 @@ void diff_into(const json& before, const json& after, std::vector<std::string>& 
             out.push_back({prefix, *it});
         } else if (old->is_object() && it->is_object()) {
             diff_into(*old, *it, prefix, out);
-        } else if (*old != *it || old->type() != it->type()) {  // 1 vs 1.0 differ for msprobe (eps)
+        } else if (!same_config_value(*old, *it)) {
             out.push_back({prefix, *it});
         }
         prefix.pop_back();

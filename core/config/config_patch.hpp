@@ -20,6 +20,10 @@ using ConfigPatch = std::vector<ConfigChange>;
 // write-back appends them; existing keys keep their place.
 nlohmann::ordered_json apply_patch(nlohmann::ordered_json doc, const ConfigPatch& patch);
 
+// Equal for msprobe: equal values of the same kind of number (1 and 1.0 differ, as msprobe's eps tells them apart;
+// 3 read from a file and 3 typed in are the same).
+bool same_config_value(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
+
 // What turns `before` into `after`: changed leaves, recursing into objects present on both sides.
 ConfigPatch diff_configs(const nlohmann::ordered_json& before, const nlohmann::ordered_json& after);
 

@@ -8,6 +8,8 @@
 #include <ctime>
 #include <thread>
 
+#include "core/config/config_text_edit.hpp"
+
 namespace msmon {
 
 namespace {
@@ -99,7 +101,9 @@ SaveReport guarded_save(const ConfigTarget& target, const ConfigPatch& patch, co
         const FileStamp old_before = old.fd >= 0 ? stamp_of_fd(old.fd) : FileStamp{};
         FileStamp ours;
         std::string error;
-        if (!write_monitor_config(file, doc, error, &ours, timing.before_rename)) {
+        // Only the changed values' text is rewritten: the user's layout, number spelling and key order stay.
+        if (!write_monitor_config_text(file, edit_config_text(read.text, read.doc, doc), error, &ours,
+                                       timing.before_rename)) {
             report.error = error;
             return report;
         }

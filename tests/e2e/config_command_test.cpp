@@ -1,5 +1,5 @@
 // `msmon config` writes the monitor config atomically: new inode, newer mtime, mode kept, symlink kept, other
-// keys and their order unchanged; a config msprobe would reject is never written.
+// keys, their order and the user's text of them unchanged; a config msprobe would reject is never written.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -58,7 +58,11 @@ TEST(ConfigCommand, enable_with_collect_times_replaces_the_file_atomically_and_k
     for (auto it = expected.begin(); it != expected.end(); ++it) keys_before.push_back(it.key());
     EXPECT_EQ(keys_now, keys_before) << "key order changed";
     EXPECT_TRUE(now["eps"].is_number_float());
-    EXPECT_NE(read_file(real).find("1e-08"), std::string::npos);
+    // The user's text, byte for byte, but for the two values' lines (4-space indent, one-line lists, 1e-8 kept).
+    std::string expected_text = kConfig;
+    expected_text.replace(expected_text.find("\"dynamic_on\": false"), 19, "\"dynamic_on\": true");
+    expected_text.replace(expected_text.find("\"collect_times\": 1"), 18, "\"collect_times\": 5");
+    EXPECT_EQ(read_file(real), expected_text);
     EXPECT_FALSE(std::filesystem::exists(tmp / ".config.json.msmon-XXXXXX"));
     int leftovers = 0;
     for (const auto& e : std::filesystem::directory_iterator(tmp.path()))

@@ -1,6 +1,6 @@
 // The Config tab in a real terminal: toggle dynamic_on, set collect_times to 5, review, save — the file is replaced
-// atomically with only those two values changed; then the file changes under unsaved edits (a trainer's
-// write-back) and the user keeps both.
+// atomically with only those two values' lines changed (the user's indentation, one-line lists and 1e-3 kept); then the
+// file changes under unsaved edits (a trainer's write-back) and the user keeps both.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -16,17 +16,19 @@ namespace {
 using std::chrono::milliseconds;
 using json = nlohmann::ordered_json;
 
+// Written by hand: 4-space indent, one-line lists, a number spelled 1e-3.
 const char* kConfig = R"({
-  "targets": {},
-  "dynamic_on": false,
-  "collect_times": 1,
-  "wg_distribution": true,
-  "format": "csv",
-  "ops": ["norm", "min", "max", "nans"],
-  "eps": 1e-08,
-  "my_own_key": {"kept": [1, 2]},
-  "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}], "dump": true}
-})";
+    "targets": {},
+    "dynamic_on": false,
+    "collect_times": 1,
+    "wg_distribution": true,
+    "format": "csv",
+    "ops": ["norm", "min", "max", "nans"],
+    "eps": 1e-3,
+    "my_own_key": {"kept": [1, 2]},
+    "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 0.5}}], "dump": true}
+}
+)";
 
 struct Fixture {
     TempDir tmp;
@@ -81,6 +83,8 @@ TEST(TuiConfig, toggle_dynamic_on_set_collect_times_review_and_save) {
     EXPECT_NE(screen.find("dynamic_on: false → true"), std::string::npos) << screen;
     EXPECT_NE(screen.find("collect_times: 1 → 5"), std::string::npos) << screen;
     EXPECT_NE(screen.find("DYNAMIC_MONITOR=True"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("┌"), std::string::npos) << "the dialog has a border:\n" << screen;
+    EXPECT_NE(screen.find("┘"), std::string::npos) << screen;
     t.send_keys("y", true);
     screen = t.wait_for("saved at", milliseconds(5000));
     ASSERT_FALSE(screen.empty()) << t.capture();
@@ -101,7 +105,11 @@ TEST(TuiConfig, toggle_dynamic_on_set_collect_times_review_and_save) {
     for (auto it = now.begin(); it != now.end(); ++it) keys_now.push_back(it.key());
     for (auto it = expected.begin(); it != expected.end(); ++it) keys_expected.push_back(it.key());
     EXPECT_EQ(keys_now, keys_expected);
-    EXPECT_NE(read_file(f.cfg).find("1e-08"), std::string::npos) << "eps lost its float literal";
+    // Only the two values' lines changed: the rest is the user's text, byte for byte.
+    std::string expected_text = kConfig;
+    expected_text.replace(expected_text.find("\"dynamic_on\": false"), 19, "\"dynamic_on\": true");
+    expected_text.replace(expected_text.find("\"collect_times\": 1"), 18, "\"collect_times\": 5");
+    EXPECT_EQ(read_file(f.cfg), expected_text);
     t.send_keys("q", true);
 }
 

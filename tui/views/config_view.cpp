@@ -5,6 +5,7 @@
 
 #include "tui/tab_table.hpp"
 #include "tui/views/view_deps.hpp"
+#include "tui/widgets/frame.hpp"
 
 namespace msmon::tui {
 
@@ -32,7 +33,7 @@ std::vector<std::string> wrap(const std::string& text, int width) {
     return out;
 }
 
-void draw_box(ScreenBuffer& buf, int x, int y, int width, int height,
+void draw_box(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs,
               const std::vector<std::pair<std::string, Style>>& lines) {
     const int w = std::min(width - 4, 110);
     std::vector<std::pair<std::string, Style>> wrapped;
@@ -41,6 +42,7 @@ void draw_box(ScreenBuffer& buf, int x, int y, int width, int height,
     const int h = std::min(height - 2, static_cast<int>(wrapped.size()) + 2);
     const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
     buf.fill(x0, y0, w, h, U' ', {});
+    draw_frame(buf, x0, y0, w, h, glyphs.unicode, {Color::accent, Color::none, kPlain});
     for (int i = 0; i + 2 < h && i < static_cast<int>(wrapped.size()); ++i)
         buf.text(x0 + 2, y0 + 1 + i, wrapped[static_cast<std::size_t>(i)].first,
                  wrapped[static_cast<std::size_t>(i)].second, w - 4);
@@ -244,7 +246,7 @@ const KeyTable& ConfigView::keys() const {
     return keys_;
 }
 
-void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs&) {
+void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
     if (!editor_) {
         buf.text(x + 2, y + 1,
                  "No monitor config: start msmon-tui with --config PATH (the JSON file msprobe's TrainerMon reads).",
@@ -328,11 +330,11 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     } else {
         buf.text(x, bottom, "no unsaved changes", kFaint, width);
     }
-    if (editor_->conflict()) draw_conflict(buf, x, y, width, height);
-    else if (mode_ == Mode::review) draw_review(buf, x, y, width, height);
+    if (editor_->conflict()) draw_conflict(buf, x, y, width, height, glyphs);
+    else if (mode_ == Mode::review) draw_review(buf, x, y, width, height, glyphs);
 }
 
-void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int height) {
+void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
     std::vector<std::pair<std::string, Style>> lines;
     const auto pending = editor_->pending_lines();
     lines.push_back({"Save these changes to " + editor_->path() + "?", kTitle});
@@ -374,10 +376,10 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
         lines.push_back(
             {"y/Enter save (atomic rename; msmon re-saves if a trainer write-back races it)   Esc cancel", kTitle});
     else lines.push_back({"Esc back to the form", kTitle});
-    draw_box(buf, x, y, width, height, lines);
+    draw_box(buf, x, y, width, height, glyphs, lines);
 }
 
-void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height) {
+void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
     const ConfigConflict& c = *editor_->conflict();
     std::vector<std::pair<std::string, Style>> lines;
     lines.push_back({editor_->notice(), kWarn});
@@ -388,7 +390,7 @@ void ConfigView::draw_conflict(ScreenBuffer& buf, int x, int y, int width, int h
     for (const auto& l : c.my_changes) lines.push_back({"  " + l, {}});
     lines.push_back({"", {}});
     lines.push_back({"m keep yours on top of the new file (then s to save)   t take theirs and drop yours", kTitle});
-    draw_box(buf, x, y, width, height, lines);
+    draw_box(buf, x, y, width, height, glyphs, lines);
 }
 
 std::unique_ptr<View> make_config_view(ViewDeps& deps) {

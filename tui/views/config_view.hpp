@@ -32,8 +32,8 @@ private:
     Reaction begin_edit();
     Reaction finish_input();
     Reaction save();
-    void draw_review(ScreenBuffer& buf, int x, int y, int width, int height);
-    void draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height);
+    void draw_review(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs);
+    void draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs);
 
     std::unique_ptr<ConfigEditor> editor_;
     KeyTable keys_, typing_keys_, review_keys_;
