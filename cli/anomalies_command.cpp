@@ -1,4 +1,6 @@
 // msmon anomalies: msprobe's dumps and msmon's detections, in msmon's ranking or msprobe's analyser order.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "core/args/arg_parser.hpp"
 #include "core/detect/incidents.hpp"
 #include "core/detect/msprobe_rules.hpp"
+#include "core/text/counted.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 #include "core/text/rank_ranges.hpp"
@@ -22,7 +25,7 @@ namespace {
 const CommandSpec kAnomaliesSpec{
     "anomalies",
     "(DIR | --db PATH | --store clickhouse://HOST:PORT/DB [--job ID]) [--source msprobe|detected|all] [--incidents] "
-    "[--topk K] [--steps LIST] [--rank R] [--format table|json]",
+    "[--topk K] [--steps LIST] [--rank R] [--format table|json|csv]",
     "Lists anomalies: msprobe's own dumps (anomaly_detected/rank<r>/anomaly.json) and msmon's detections.\n"
     "Anomalies of one event form an incident (a NaN reaching every module and rank, a corrupt batch moving a\n"
     "rank's activations and then every gradient); its origin is where it began: the earliest step, the\n"
@@ -41,7 +44,7 @@ const CommandSpec kAnomaliesSpec{
         {"--topk", "K", "only the first K"},
         {"--steps", "LIST", "only these steps: 12,20 or 0-99 (msprobe's \"[12, 20]\" also works)"},
         {"--rank", "R", "only this rank"},
-        {"--format", "table|json", "output format (default table)"},
+        {"--format", "table|json|csv", "output format (default table; csv and json carry every field)"},
     },
     0,
     1,
@@ -78,10 +81,15 @@ nlohmann::ordered_json to_json(const AnomalyRecord& a, double rank_score, std::s
     return j;
 }
 
+void print_rows(const nlohmann::ordered_json& rows, const std::string& format) {
+    if (format == "csv") std::fputs(json_rows_as_csv(rows, ::isatty(STDOUT_FILENO) == 1).c_str(), stdout);
+    else std::printf("%s\n", rows.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
+
 int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<Incident>& incidents,
                     std::optional<std::size_t> topk, const std::string& format) {
     const std::size_t n = topk ? std::min(*topk, incidents.size()) : incidents.size();
-    if (format == "json") {
+    if (format != "table") {
         nlohmann::ordered_json out = nlohmann::ordered_json::array();
         for (std::size_t k = 0; k < n; ++k) {
             const Incident& inc = incidents[k];
@@ -103,7 +111,7 @@ int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<In
             j["message"] = o.message;
             out.push_back(std::move(j));
         }
-        std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        print_rows(out, format);
         return kExitOk;
     }
     std::printf("%4s %7s %7s %5s  %-15s %-18s %9s %-11s %-11s %s\n", "INC", "SCORE", "STEP", "RANK", "KIND", "RULE",
@@ -119,7 +127,8 @@ int print_incidents(const std::vector<AnomalyRecord>& list, const std::vector<In
                     escape_for_display(o.rule, 40).c_str(), inc.members.size(), rank_ranges(inc.ranks).c_str(),
                     steps.c_str(), escape_for_display(o.name, 200).c_str());
     }
-    std::printf("%zu of %zu incidents (%zu anomalies)\n", n, incidents.size(), list.size());
+    std::printf("%zu of %s (%s)\n", n, counted(incidents.size(), "incident").c_str(),
+                counted(list.size(), "anomaly", "anomalies").c_str());
     return kExitOk;
 }
 
@@ -159,7 +168,7 @@ int run_anomalies_command(int argc, char** argv) {
         topk = static_cast<std::size_t>(*v);
     }
     const std::string format = args->value("--format").value_or("table");
-    if (format != "table" && format != "json") return usage_error("--format is table or json");
+    if (format != "table" && format != "json" && format != "csv") return usage_error("--format is table, json or csv");
 
     bool usage = false;
     auto reader = open_target_reader(*args, error, usage);
@@ -206,10 +215,10 @@ int run_anomalies_command(int argc, char** argv) {
     }
     if (topk && order.size() > *topk) order.resize(*topk);
 
-    if (format == "json") {
+    if (format != "table") {
         nlohmann::ordered_json out = nlohmann::ordered_json::array();
         for (auto i : order) out.push_back(to_json(list[i], ranked[i], incident_of[i], is_origin[i]));
-        std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        print_rows(out, format);
         return kExitOk;
     }
     std::printf("%5s %7s %7s %5s  %-18s %-15s %-8s %-14s %-14s %-8s %s\n", "INC", "SCORE", "STEP", "RANK", "RULE",
@@ -227,8 +236,10 @@ int run_anomalies_command(int argc, char** argv) {
                 a.name + (a.micro_step && a.source == "detected" ? ":" + std::to_string(*a.micro_step) : ""), 200)
                 .c_str());
     }
-    std::printf("%zu of %zu anomalies", order.size(), list.size());
-    if (!incidents.empty()) std::printf(" in %zu incidents (* marks where each began)", incidents.size());
+    std::printf("%zu of %s", order.size(), counted(list.size(), "anomaly", "anomalies").c_str());
+    if (!incidents.empty())
+        std::printf(" in %s (* marks where %s)", counted(incidents.size(), "incident").c_str(),
+                    incidents.size() == 1 ? "it began" : "each began");
     std::printf("\n");
     return kExitOk;
 }

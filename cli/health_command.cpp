@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/store_target.hpp"
 #include "core/args/arg_parser.hpp"
+#include "core/text/counted.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 #include "core/text/rank_ranges.hpp"
@@ -126,7 +127,8 @@ void print_placement(const JobPlacement& p, const CheckCoverage& c) {
     std::map<int, std::string> node_of(p.rank_nodes.begin(), p.rank_nodes.end());
     std::set<std::string> nodes;
     for (const auto& [_, node] : p.rank_nodes) nodes.insert(node);
-    std::printf("where the checks run (%zu ranks on %zu nodes):\n", p.rank_nodes.size(), nodes.size());
+    std::printf("where the checks run (%s on %s):\n", counted(p.rank_nodes.size(), "rank").c_str(),
+                counted(nodes.size(), "node").c_str());
     std::printf(
         "  each node's agent, over its own ranks: non-finite values and jumps in every series, a weight "
         "altered between steps, dead layers, msprobe's alert rules\n");
@@ -294,8 +296,8 @@ int run_health_command(int argc, char** argv) {
     std::size_t config_entries = 0;
     for (const auto& e : events) config_entries += e.kind == "config";
     if (config_entries)
-        std::printf("run config: %zu keys from text summaries (msmon health --run-config prints them)\n",
-                    config_entries);
+        std::printf("run config: %s from text summaries (msmon health --run-config prints them)\n",
+                    counted(config_entries, "key").c_str());
     std::printf("events (%zu):\n", events.size() - config_entries);
     for (const auto& e : events) {
         if (e.kind == "config") continue;

@@ -19,6 +19,7 @@
 #include "core/args/arg_parser.hpp"
 #include "core/config/config_file.hpp"
 #include "core/config/msmon_settings.hpp"
+#include "core/ingest/source_layout.hpp"
 #include "core/signals/stop_request.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -223,6 +224,17 @@ int run_ingest_command(int argc, char** argv) {
         std::fprintf(stderr, "msmon: %s\n", escape_for_terminal(msg).c_str());
     };
     const auto start = std::chrono::steady_clock::now();
+    if (options.follow) {
+        // Started before the job: say once what it waits for (the engine says when a folder appears).
+        engine.on_caught_up = [&] {
+            if (engine.counters().files.load() != 0 || engine.roots_missing() != 0) return;
+            std::string where;
+            for (const auto& r : options.roots) where += (where.empty() ? "" : ", ") + r;
+            std::lock_guard lock(print_mu);
+            std::fprintf(stderr, "msmon: nothing msmon reads under %s yet: waiting for it. It looks for %s.\n",
+                         escape_for_terminal(where).c_str(), kWhatMsmonReads);
+        };
+    }
     if (options.follow && !json) {
         auto last = start;
         engine.on_commit = [&, last](const CommitInfo& info) mutable {
@@ -286,6 +298,7 @@ int run_ingest_command(int argc, char** argv) {
         return kExitFailure;
     }
     const auto& c = engine.counters();
+    const bool found_nothing = !interrupted && !options.follow && c.files.load() == 0;
     if (json) {
         nlohmann::ordered_json j;
         j["store"] = db;
@@ -317,7 +330,7 @@ int run_ingest_command(int argc, char** argv) {
             j["ship_pending"] = !agent->ship_ok();
         }
         std::printf("%s\n", j.dump(2).c_str());
-    } else {
+    } else if (!found_nothing) {
         std::printf(
             "%s %llu files: %llu rows, %llu values (store: %lld series, %lld ranks, %lld runs), "
             "%llu malformed lines, %.3f s\nstore: %s\n",
@@ -343,6 +356,15 @@ int run_ingest_command(int argc, char** argv) {
         if (const ShipperCounters* shipped = agent->shipped())
             std::printf("shipped %llu values to %s\n", static_cast<unsigned long long>(shipped->values.load()),
                         sink->target.text().c_str());
+    }
+    if (found_nothing) {
+        // Nothing read and nothing stored before: a wrong folder, or a layout msmon does not know. Say what it
+        // looked for rather than exit 0 on an empty store.
+        std::string where;
+        for (const auto& r : options.roots) where += (where.empty() ? "" : ", ") + r;
+        std::fprintf(stderr, "msmon ingest: nothing msmon reads under %s. It looks for %s.\n",
+                     escape_for_terminal(where).c_str(), kWhatMsmonReads);
+        return kExitFailure;
     }
     if (interrupted) {
         std::fprintf(stderr,

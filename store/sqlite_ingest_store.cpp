@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/ingest/file_formats.hpp"
+#include "core/parse/msprobe_console.hpp"
 #include "store/anomaly_groups.hpp"
 #include "store/rank_step_blocks.hpp"
 #include "store/sample_chunks.hpp"
@@ -42,6 +43,21 @@ struct SqliteIngestStore::WriteStatements {
                   "INSERT INTO anomaly(source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, "
                   "reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score) "
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING"),
+          // msprobe's alert read from a console line: not when its dump entry is stored already.
+          console_alert(c,
+                        "INSERT INTO anomaly(source, rule, rank, step, micro_step, kind, vpp_stage, name, op, value, "
+                        "reference, message, tag_name, dump_key, call_id, pp_stage, vpp, group_mates, score) "
+                        "SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19 WHERE NOT EXISTS "
+                        "(SELECT 1 FROM anomaly WHERE source = ?1 AND rule = ?2 AND rank = ?3 AND step = ?4 AND "
+                        "tag_name = ?13 AND op = ?9) ON CONFLICT DO NOTHING"),
+          // ... and a dump entry of an alert stored from its console line takes that row (same id, so its group
+          // and what was shipped stay right), with the dump's fields.
+          dump_over_console(
+              c,
+              "UPDATE anomaly SET dump_key = ?14, call_id = ?15, pp_stage = ?16, vpp = ?17, "
+              "group_mates = ?18, message = ?12, value = ?10, reference = ?11, score = ?19 WHERE source = ?1 AND "
+              "dump_key = 'console' AND rule = ?2 AND rank = ?3 AND step = ?4 AND tag_name = ?13 AND "
+              "op = ?9"),
           checkpoint_clear(c, "DELETE FROM checkpoint WHERE source_path = ?"),
           checkpoint(c,
                      "INSERT OR REPLACE INTO checkpoint(source_path, position, name, rank, epoch, step, times, "
@@ -61,8 +77,8 @@ struct SqliteIngestStore::WriteStatements {
               c,
               "INSERT INTO step_time(run_id, step, wall_ms) VALUES(?,?,?) ON CONFLICT(run_id, step) DO UPDATE SET "
               "wall_ms = min(wall_ms, excluded.wall_ms)") {}
-    Statement run, tensor, layout, text, file, event, anomaly, checkpoint_clear, checkpoint, module_struct, detector,
-        whole_file, setting, repeats, issue, stack, journal, step_time;
+    Statement run, tensor, layout, text, file, event, anomaly, console_alert, dump_over_console, checkpoint_clear,
+        checkpoint, module_struct, detector, whole_file, setting, repeats, issue, stack, journal, step_time;
 };
 
 namespace {
@@ -143,6 +159,29 @@ FileProgress file_progress_at(Statement& files) {
     p.context = files.text(11);
     p.issues = files.int64(12);
     return p;
+}
+
+// The 19 columns of an anomaly row, numbered as the insert statements name them.
+void bind_anomaly(Statement& q, const AnomalyRecord& a) {
+    q.bind(1, a.source);
+    q.bind(2, a.rule);
+    q.bind(3, a.rank);
+    q.bind(4, a.step);
+    q.bind(5, a.micro_step);
+    q.bind(6, a.kind);
+    q.bind(7, a.vpp_stage);
+    q.bind(8, a.name);
+    q.bind(9, a.op);
+    bind_value(q.raw(), 10, true, a.value);
+    bind_value(q.raw(), 11, a.reference.has_value(), a.reference.value_or(0));
+    q.bind(12, a.message);
+    q.bind(13, a.tag_name);
+    q.bind(14, a.key);
+    q.bind(15, a.call_id);
+    q.bind(16, a.pp_stage);
+    q.bind(17, a.vpp);
+    q.bind(18, group_mates_text(a.group_mates));
+    q.bind(19, std::isfinite(a.score) ? a.score : 0.0);
 }
 
 }  // namespace
@@ -351,26 +390,15 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
     }
     groups_->clear();
     for (const auto& a : batch.anomalies) {
-        Statement& q = s.anomaly;
-        q.bind(1, a.source);
-        q.bind(2, a.rule);
-        q.bind(3, a.rank);
-        q.bind(4, a.step);
-        q.bind(5, a.micro_step);
-        q.bind(6, a.kind);
-        q.bind(7, a.vpp_stage);
-        q.bind(8, a.name);
-        q.bind(9, a.op);
-        bind_value(q.raw(), 10, true, a.value);
-        bind_value(q.raw(), 11, a.reference.has_value(), a.reference.value_or(0));
-        q.bind(12, a.message);
-        q.bind(13, a.tag_name);
-        q.bind(14, a.key);
-        q.bind(15, a.call_id);
-        q.bind(16, a.pp_stage);
-        q.bind(17, a.vpp);
-        q.bind(18, group_mates_text(a.group_mates));
-        q.bind(19, std::isfinite(a.score) ? a.score : 0.0);
+        const bool from_console = a.source == "msprobe" && a.key == kConsoleAlertKey;
+        const bool from_dump = a.source == "msprobe" && !from_console;
+        Statement& q = from_console ? s.console_alert : s.anomaly;
+        if (from_dump) {
+            bind_anomaly(s.dump_over_console, a);
+            s.dump_over_console.run();
+            if (sqlite3_changes(write_conn_.raw()) == 1) continue;  // the console row is now this entry
+        }
+        bind_anomaly(q, a);
         q.run();
         if (sqlite3_changes(write_conn_.raw()) == 1) groups_->add(sqlite3_last_insert_rowid(write_conn_.raw()), a);
     }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/text/counted.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "store/job_reader.hpp"
@@ -304,9 +305,9 @@ std::optional<int> App::existing_rank(const std::string& text, std::string& erro
     if (std::find(ranks.begin(), ranks.end(), *n) != ranks.end()) return static_cast<int>(*n);
     const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
     error = "no rank " + text +
-            (ranks.empty() ? std::string(": no ranks yet")
-                           : " (" + std::to_string(ranks.size()) + " ranks, " + std::to_string(*lo) + "-" +
-                                 std::to_string(*hi) + ")");
+            (ranks.empty()
+                 ? std::string(": no ranks yet")
+                 : " (" + counted(ranks.size(), "rank") + ", " + std::to_string(*lo) + "-" + std::to_string(*hi) + ")");
     return std::nullopt;
 }
 
@@ -505,7 +506,7 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     };
     std::vector<Field> fields = {
         {message_, 0},
-        {std::to_string(om.catalog.ranks.size()) + " ranks", 5},
+        {counted(om.catalog.ranks.size(), "rank"), 5},
         {"steps " + steps, 4},
         {watch, quiet ? 2 : 6},
         {rate, 7},

@@ -204,7 +204,10 @@ int main(int argc, char** argv) {
         }
         return o.snapshot.empty() ? run_live(o) : run_snapshot(o);
     }
-    if (!std::filesystem::is_directory(o.dir)) {
+    // A folder that does not exist yet is waited for (people start the monitor before the job); anything else
+    // that is not a folder is refused.
+    std::error_code exists_error;
+    if (std::filesystem::exists(o.dir, exists_error) && !std::filesystem::is_directory(o.dir)) {
         std::fprintf(stderr, "msmon-tui: '%s' is not a folder\n", escape_for_terminal(o.dir).c_str());
         return 1;
     }

@@ -94,8 +94,8 @@ void CrossRankCheck::judge_outliers(Group& g, std::int64_t step, std::vector<Ent
         std::string message = "rank " + std::to_string(r) + ": " + g.kind + " " + g.op + " far from the other " +
                               std::to_string(ranks_in_group - 1) + " ranks at step " + std::to_string(step) + " on " +
                               std::to_string(w.flagged) + " of " + std::to_string(w.compared) + " series (worst " +
-                              (series_name.empty() ? g.kind : series_name) + ": " + format_double(w.value) +
-                              " vs median " + format_double(w.median) + ")";
+                              (series_name.empty() ? g.kind : series_name) + ": " + format_short(w.value) +
+                              " vs median " + format_short(w.median) + ")";
         auto a = detected_anomaly(Rule::CrossRankOutlier, std::move(at), std::move(message));
         batch.anomalies.push_back(std::move(a));
     }
@@ -224,19 +224,19 @@ void CrossRankCheck::replica_records(const Group& g, ReplicaFindings& findings, 
             p.count > 1 ? "; " + std::to_string(p.count - 1) + " more " + g.kind + " tensors of this rank too" : "";
         const std::string diff =
             f.value == f.group_value ? "the same norm, other statistics differ" : relative_text(f.value, f.group_value);
+        const auto [value_text, group_text] = format_apart(f.value, f.group_value);
         std::string message;
         if (!f.tie) {
             message = "rank " + std::to_string(f.rank) + "'s " + g.kind + " departs from its " +
                       std::to_string(f.others.size()) + " replica" + (f.others.size() == 1 ? "" : "s") + " (" +
                       ranks_text(f.others) + ") at step " + std::to_string(step) + ": " + at.name + " norm " +
-                      format_double(f.value) + " against their " + format_double(f.group_value) + " (" + diff + ")" +
-                      more;
+                      value_text + " against their " + group_text + " (" + diff + ")" + more;
         } else {
-            message =
-                ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + at.name + " (" + g.kind +
-                "), disagree at step " + std::to_string(step) + ": norm " + format_double(f.value) + " on " +
-                ranks_text(f.side) + ", " + format_double(f.group_value) + " on " + ranks_text(f.others) + " (" + diff +
-                "); no value holds a majority, so which copy changed can't be told from the replicas alone" + more;
+            message = ranks_text(f.side) + " and " + ranks_text(f.others) + ", replicas of " + at.name + " (" + g.kind +
+                      "), disagree at step " + std::to_string(step) + ": norm " + value_text + " on " +
+                      ranks_text(f.side) + ", " + group_text + " on " + ranks_text(f.others) + " (" + diff +
+                      "); no value holds a majority, so which copy changed can't be told from the replicas alone" +
+                      more;
         }
         auto a =
             detected_anomaly(f.tie ? Rule::ReplicaTie : Rule::ReplicaDivergence, std::move(at), std::move(message));
@@ -305,15 +305,15 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
                      .tag_name = "optimizer/rank" + std::to_string(t->rank)};
         std::vector<double> factors = t->factors;
         const double typical = median_of(factors);
-        std::string message =
-            "the optimizer's step grew at step " + std::to_string(step) + " on " + std::to_string(jumped.size()) +
-            " of " + std::to_string(judging) + " ranks: on rank " + std::to_string(t->rank) +
-            " the update/weight ratio of " + std::to_string(t->jumped) + " of " + std::to_string(t->judged) +
-            " weights jumped, ×" + format_double_within(typical, 6) + " their recent medians (" + at.name + ": " +
-            format_double_within(t->first_ratio, 9) + " against " + format_double_within(t->first_median, 9) +
-            "). Every layer at once: the learning rate, its schedule, the loss scale or the "
-            "optimizer's state changed" +
-            learning_rate_text(step);
+        std::string message = "the optimizer's step grew at step " + std::to_string(step) + " on " +
+                              std::to_string(jumped.size()) + " of " + std::to_string(judging) + " ranks: on rank " +
+                              std::to_string(t->rank) + " the update/weight ratio of " + std::to_string(t->jumped) +
+                              " of " + std::to_string(t->judged) + " weights jumped, ×" + format_short(typical) +
+                              " their recent medians (" + at.name + ": " + format_short(t->first_ratio) + " against " +
+                              format_short(t->first_median) +
+                              "). Every layer at once: the learning rate, its schedule, the loss scale or the "
+                              "optimizer's state changed" +
+                              learning_rate_text(step);
         auto a = detected_anomaly(Rule::OptimizerStep, std::move(at), std::move(message));
         batch.anomalies.push_back(std::move(a));
     }
@@ -322,9 +322,10 @@ void CrossRankCheck::judge_updates(Group& g, std::int64_t step, std::vector<Entr
 std::string CrossRankCheck::learning_rate_text(std::int64_t step) const {
     const auto at = learning_rates_.find(step);
     if (at == learning_rates_.end()) return "";
-    std::string out = " (MindFormers logged lr " + format_double(at->second) + " at this step";
-    if (at != learning_rates_.begin())
-        out += ", " + format_double(std::prev(at)->second) + " at step " + std::to_string(std::prev(at)->first);
+    if (at == learning_rates_.begin()) return " (MindFormers logged lr " + format_short(at->second) + " at this step)";
+    const auto [now, before] = format_apart(at->second, std::prev(at)->second);
+    std::string out = " (MindFormers logged lr " + now + " at this step";
+    out += ", " + before + " at step " + std::to_string(std::prev(at)->first);
     return out + ")";
 }
 

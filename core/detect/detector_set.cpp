@@ -328,8 +328,8 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
         if (v >= options_.global_norm_threshold || std::isnan(v)) {
             ++st.spike_count;
             emit(Rule::GlobalNormSpike, options_.global_norm_threshold,
-                 "global norm " + format_double(v) + " at step " + std::to_string(row.step) +
-                     " is above the threshold " + format_double(options_.global_norm_threshold) + ": " +
+                 "global norm " + format_short(v) + " at step " + std::to_string(row.step) +
+                     " is above the threshold " + format_short(options_.global_norm_threshold) + ": " +
                      std::to_string(st.spike_count) + " of " + std::to_string(options_.global_norm_count_threshold) +
                      " consecutive spikes (MindFormers skips this step's update and stops at the last)");
         } else {
@@ -338,8 +338,8 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
     } else if (t.kind == "embedding_local_norm" && options_.embedding_norm_threshold &&
                v >= *options_.embedding_norm_threshold) {
         emit(Rule::EmbeddingNormHigh, *options_.embedding_norm_threshold,
-             "embedding local norm " + format_double(v) + " at step " + std::to_string(row.step) +
-                 " is at or above the threshold " + format_double(*options_.embedding_norm_threshold) +
+             "embedding local norm " + format_short(v) + " at step " + std::to_string(row.step) +
+                 " is at or above the threshold " + format_short(*options_.embedding_norm_threshold) +
                  ": the checkpoint saved at this step will be marked unhealthy");
     }
 }

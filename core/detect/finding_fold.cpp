@@ -208,32 +208,33 @@ AnomalyRecord FindingFold::anomaly_of(const Group& g, const SeriesFinding* chang
             at.value = dead.value;
             at.reference = dead.reference;
             message = "the layer " + layer_of(dead.name) + " died" + where + ": " + dead.name +
-                      " is all zeros from this step (zeros " + format_double(dead.reference.value_or(NAN)) + " -> 1)" +
+                      " is all zeros from this step (zeros " + format_short(dead.reference.value_or(NAN)) + " -> 1)" +
                       (changed_first ? ", after " + f.name + "'s " + f.op + " " +
                                            (f.rule == Rule::Jump ? "jumped " + ratio_text(f.ratio)
                                                                  : std::string("became non-finite")) +
-                                           " (" + format_double(f.value) + ")"
+                                           " (" + format_short(f.value) + ")"
                                      : std::string()) +
                       (g.count > 1 ? "; " + std::to_string(g.count) + " " + dead.kind + " series of this rank all zeros"
                                    : std::string());
         } else if (f.rule == Rule::NonFinite) {
             message = f.kind + " " + series_text(f) + " became non-finite" + where + " (" + f.op + " " +
-                      format_double(f.value) +
-                      (f.op == "nans" ? ", was 0" : ", last finite " + format_double(f.reference.value_or(NAN))) + ")" +
+                      format_short(f.value) +
+                      (f.op == "nans" ? ", was 0" : ", last finite " + format_short(f.reference.value_or(NAN))) + ")" +
                       (g.count > 1 ? others + ", this one first in forward order" : std::string());
         } else if (f.rule == Rule::ContinuityBreak) {
+            const auto apart = format_apart(f.reference.value_or(NAN), f.value);  // SDC: close numbers, told apart
             message = "rank " + std::to_string(f.rank) + "'s " + series_text(f) + " changed between step " +
                       std::to_string(f.step - 1) + "'s update and step " + std::to_string(f.step) + " (" + f.op + " " +
-                      format_double(f.reference.value_or(NAN)) + " after the update, " + format_double(f.value) +
+                      apart.first + " after the update, " + apart.second +
                       " at the next step): nothing but the optimizer changes weights, " +
                       "so this copy was altered in between (silent data corruption?)" + others;
         } else if (f.rule == Rule::Drift) {
             message = f.kind + " " + series_text(f) + " " + f.op + " has drifted " + ratio_text(f.ratio) +
-                      " above its early level" + where + " (recent median " + format_double(f.value) + ", early " +
-                      format_double(f.reference.value_or(NAN)) + ")" + others;
+                      " above its early level" + where + " (recent median " + format_short(f.value) + ", early " +
+                      format_short(f.reference.value_or(NAN)) + ")" + others;
         } else {
             message = f.kind + " " + series_text(f) + " " + f.op + " jumped " + ratio_text(f.ratio) + where + " (" +
-                      format_double(f.value) + ", recent median " + format_double(f.reference.value_or(NAN)) + ")" +
+                      format_short(f.value) + ", recent median " + format_short(f.reference.value_or(NAN)) + ")" +
                       others;
             if (g.count > 1 && g.worst.order != f.order)
                 message += ", the largest " + series_text(g.worst) + " " + ratio_text(g.worst.ratio);

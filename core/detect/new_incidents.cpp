@@ -121,7 +121,7 @@ std::string incident_json(const std::vector<AnomalyRecord>& anomalies, const Inc
 }
 
 std::string origin_value_text(const AnomalyRecord& o) {
-    return o.op.empty() || o.op == "value" ? format_double(o.value) : o.op + " " + format_double(o.value);
+    return o.op.empty() || o.op == "value" ? format_short(o.value) : o.op + " " + format_short(o.value);
 }
 
 std::string incident_headline(const std::vector<AnomalyRecord>& anomalies, const Incident& incident,

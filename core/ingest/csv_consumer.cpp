@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/ingest/issue_cap.hpp"
@@ -77,8 +78,28 @@ void CsvConsumer::handle_data(TrackedFile& file, std::string_view record, std::i
         return;
     }
     if (!parse_csv_row(*file.schema, fields_, row_, error_)) {
-        issue(file, line, error_, record, batch, result);
-        return;
+        const CcRow cc = parse_cc_row(*file.schema, fields_, row_);
+        if (cc == CcRow::not_cc) {
+            issue(file, line, error_, record, batch, result);
+            return;
+        }
+        if (cc == CcRow::several_tensors) {
+            const std::string op(fields_[0]);
+            if (std::find(file.cc_told.begin(), file.cc_told.end(), op) == file.cc_told.end()) {
+                file.cc_told.push_back(op);
+                issue(file, line,
+                      "communication (cc_distribution) rows of " + op +
+                          ": msprobe writes the values of all its pre_i/post_i tensors into one row, with the step "
+                          "among them, so which value is whose cannot be told; these rows are not read (counted, "
+                          "said once per op)",
+                      record, batch, result);
+            } else {
+                ++result.issues;
+                ++file.progress.issues;
+                ++batch.unstored_issues;
+            }
+            return;
+        }
     }
     const std::string_view kind =
         file.v2 ? v2_kind(file.progress.kind, row_.scope, row_.name) : std::string_view(file.progress.kind);

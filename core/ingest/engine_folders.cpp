@@ -3,6 +3,7 @@
 // each new entry, which a file's format (core/ingest/file_formats.hpp) makes a followed file.
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -19,6 +20,7 @@ void IngestEngine::Impl::notice(const std::string& msg) {
 
 void IngestEngine::Impl::root_removed(const std::string& root) {
     if (!missing_roots.insert(root).second) return;
+    missing_count.store(static_cast<int>(missing_roots.size()));
     // Its folders' watches went with it; forget them all so that the root is tracked afresh.
     for (auto it = dirs.begin(); it != dirs.end();) {
         if (it->first == root || it->first.rfind(root + "/", 0) == 0) {
@@ -42,10 +44,18 @@ void IngestEngine::Impl::retry_missing_roots() {
             ++it;
             continue;
         }
-        notice("the monitored folder '" + *it + "' is back: reading it");
+        notice("the monitored folder '" + *it + (not_yet_roots.erase(*it) ? "' appeared" : "' is back") +
+               ": reading it");
         const std::string root = *it;
         it = missing_roots.erase(it);
+        missing_count.store(static_cast<int>(missing_roots.size()));
         add_root(root);
+        // A root that did not exist when msmon started (or was given by a path through links made since): its
+        // real path is known only now.
+        const std::string real = canonical(root);
+        if (std::find(real_roots.begin(), real_roots.end(), real) == real_roots.end()) real_roots.push_back(real);
+        if (dirs.count(real) && std::find(root_dirs.begin(), root_dirs.end(), real) == root_dirs.end())
+            root_dirs.push_back(real);
     }
 }
 
@@ -83,9 +93,11 @@ void IngestEngine::Impl::add_root(const std::string& given) {
     }
 }
 
-void IngestEngine::Impl::track_dir(const std::string& path, const DirClass& c, const std::string& parent_output) {
+void IngestEngine::Impl::track_dir(const std::string& path, const DirClass& c, const std::string& parent_output,
+                                   int depth) {
     if (dirs.count(path)) return;
     TrackedDir td;
+    td.depth = depth;
     td.role = c.role;
     td.rank = c.rank;
     td.mf_output = parent_output;
@@ -194,9 +206,18 @@ void IngestEngine::Impl::on_entry(const std::string& dir, const std::string& nam
             if (leaves_roots(path)) return;
             if (c->role == DirRole::tb_rank && (td.role == DirRole::tb_rank || td.role == DirRole::run_v2))
                 c->rank = td.rank;
-            track_dir(path, *c, name == "output" ? path : td.mf_output);
+            track_dir(path, *c, name == "output" ? path : td.mf_output, td.depth + 1);
         } else if (const auto why = unreadable_rank_dir(td.role, name); why && refused_dirs.insert(path).second) {
             notice("'" + path + "' is " + *why);
+        } else if (td.role == DirRole::root && td.depth < kSearchDepth && name[0] != '.' && !leaves_roots(path) &&
+                   ::access(path.c_str(), R_OK | X_OK) == 0) {
+            // A folder of another name: looked into as a root is (see kSearchDepth). One msmon may not read is
+            // passed by without a word: nothing says it holds anything of the job's.
+            if (++searched_folders == kMaxSearchedFolders + 1)
+                notice("more than " + std::to_string(kMaxSearchedFolders) + " folders of unknown names under the " +
+                       "monitored folder: no more are looked into (name the output folders to read them)");
+            if (searched_folders <= kMaxSearchedFolders)
+                track_dir(path, DirClass{DirRole::root, 0, "", ""}, path, td.depth + 1);  // as output/ is
         }
         return;
     }

@@ -2,7 +2,10 @@
 // IngestEngine's public face. Its parts are in ingest_engine_impl.hpp.
 #include "core/ingest/ingest_engine.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "core/ingest/csv_consumer.hpp"
 #include "core/ingest/event_file_consumer.hpp"
@@ -45,7 +48,13 @@ bool IngestEngine::Impl::run(std::string& error) {
     restore(snap);
 
     std::string net;
+    std::vector<std::string> not_yet;  // following a folder the job has not made yet: it is waited for
     for (const auto& r : options.roots) {
+        struct stat st {};
+        if (options.follow && ::stat(r.c_str(), &st) != 0 && errno == ENOENT) {
+            not_yet.push_back(r);
+            continue;
+        }
         if (!is_dir(r)) {
             error = "'" + r + "' is not a folder";
             return false;
@@ -74,7 +83,16 @@ bool IngestEngine::Impl::run(std::string& error) {
     detectors->set_wait_committed([this] { committer->wait_committed(); });
 
     for (const auto& r : options.roots) real_roots.push_back(canonical(r));
-    for (const auto& r : options.roots) add_root(r);
+    for (const auto& r : options.roots) {
+        if (std::find(not_yet.begin(), not_yet.end(), r) == not_yet.end()) {
+            add_root(r);
+        } else {
+            missing_roots.insert(r);
+            missing_count.store(static_cast<int>(missing_roots.size()));
+            not_yet_roots.insert(r);
+            notice("'" + r + "' does not exist yet: waiting for it (looked for every second)");
+        }
+    }
     for (const auto& [path, _] : dirs)
         if (std::find(real_roots.begin(), real_roots.end(), path) != real_roots.end()) root_dirs.push_back(path);
     // Files known from an earlier session are checked too: they may have grown while msmon was away.
@@ -137,6 +155,10 @@ void IngestEngine::stop() {
 
 bool IngestEngine::caught_up() const {
     return impl_->caught_up.load();
+}
+
+int IngestEngine::roots_missing() const {
+    return impl_->missing_count.load();
 }
 
 std::optional<ReadProgress> IngestEngine::read_progress() const {

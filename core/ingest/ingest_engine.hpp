@@ -77,6 +77,8 @@ public:
     const char* watch_mode() const;
     // on_caught_up has been called (any thread).
     bool caught_up() const;
+    // Monitored folders that are not there (not made yet, or removed), waited for (any thread).
+    int roots_missing() const;
     // Where reading stood at the latest quiet point while following (any thread); nullopt before the first.
     std::optional<ReadProgress> read_progress() const;
     // Distinct ranks read so far (any thread).

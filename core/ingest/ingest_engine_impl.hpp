@@ -41,7 +41,14 @@ struct TrackedDir {
     std::int64_t run_id = 0;
     std::string mf_output;        // MindFormers output folder the logs in here belong to
     std::string time_label, uid;  // v1 run folder name parts
+    int depth = 0;                // folders below the root it was found under (a root is 0)
 };
+
+// Folders with names msmon does not know are looked into, as a root is, down to this many levels below the
+// folder the user named: msprobe's output under a custom MONITOR_OUTPUT_DIR name, MindFormers' event files under
+// worker/tensorboard. Hidden folders are not; past kMaxSearchedFolders such folders, no more are.
+inline constexpr int kSearchDepth = 4;
+inline constexpr std::size_t kMaxSearchedFolders = 2000;
 
 struct IngestEngine::Impl {
     using Clock = std::chrono::steady_clock;
@@ -93,9 +100,12 @@ struct IngestEngine::Impl {
     // of the tree (to /etc/passwd, another user's files) is skipped with a notice, once.
     std::vector<std::string> real_roots;
     std::set<std::string> refused_links;
-    std::set<std::string> refused_dirs;  // rank folders whose number is no rank: named once
+    std::set<std::string> refused_dirs;   // rank folders whose number is no rank: named once
+    std::set<std::string> not_yet_roots;  // roots that did not exist yet when run() began
+    std::size_t searched_folders = 0;     // folders of unknown names looked into (kMaxSearchedFolders)
     // Roots removed while followed (rm -rf JOB; mkdir JOB): looked for every second, read again when back.
     std::set<std::string> missing_roots;
+    std::atomic<int> missing_count{0};   // missing_roots.size(), for other threads
     std::vector<std::string> root_dirs;  // the tracked folders that are roots
     Clock::time_point last_missing_check{};
 
@@ -112,7 +122,7 @@ struct IngestEngine::Impl {
     void add_root(const std::string& given);
 
     // `parent_output`: the MindFormers output folder logs under this folder belong to.
-    void track_dir(const std::string& path, const DirClass& c, const std::string& parent_output);
+    void track_dir(const std::string& path, const DirClass& c, const std::string& parent_output, int depth = 0);
 
     // Starts watching a tracked folder. A folder that cannot be read (permission denied) is said once and
     // looked at again every kUnreadableRetry until it can; the inotify watch limit switches to polling.

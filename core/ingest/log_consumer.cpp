@@ -5,9 +5,11 @@
 
 #include <cstring>
 
+#include "core/detect/anomaly_score.hpp"
 #include "core/ingest/issue_cap.hpp"
 #include "core/ingest/relaunch_runs.hpp"
 #include "core/parse/mindformers_log.hpp"
+#include "core/parse/msprobe_console.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/key_values.hpp"
 #include "core/text/number_text.hpp"
@@ -251,6 +253,12 @@ ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, st
             pos = scan;
             continue;
         }
+        // msprobe's alerts, printed by the trainer into its worker log (core/parse/msprobe_console.hpp).
+        if (may_hold_msprobe_alert(line))
+            if (auto alert = parse_msprobe_console_line(line)) {
+                alert->score = anomaly_score(*alert);
+                batch.anomalies.push_back(std::move(*alert));
+            }
         const LogLineHead head = parse_log_head(line);
         if (head.prefix != LogPrefix::none)
             handle_message(file, ctx, head.level, head.time, head.message, file.progress.line + lines + 1, batch,

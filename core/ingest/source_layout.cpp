@@ -155,8 +155,10 @@ bool recognise_health(DirRole dir, int, std::string_view name, FileClass&) {
     return dir == DirRole::root && name == "health_ckpts.json";
 }
 
+// module_struct/rank<r>/module_struct.json, or (earlier msprobe versions) one module_struct.json in the output
+// folder itself, for rank 0.
 bool recognise_module_struct(DirRole dir, int, std::string_view name, FileClass&) {
-    return dir == DirRole::struct_rank && name == "module_struct.json";
+    return (dir == DirRole::struct_rank || dir == DirRole::root) && name == "module_struct.json";
 }
 
 bool recognise_event_file(DirRole dir, int, std::string_view name, FileClass& c) {

@@ -62,6 +62,13 @@ bool recognise_health(DirRole dir, int dir_rank, std::string_view name, FileClas
 bool recognise_module_struct(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
 bool recognise_event_file(DirRole dir, int dir_rank, std::string_view name, FileClass& out);
 
+// What msmon looks for, for a folder where it found nothing ("nothing msmon reads under DIR: it looks for ...").
+inline constexpr const char* kWhatMsmonReads =
+    "msprobe rank folders (<Mon><DD>_<HH>-<MM>-<SS>-rank<N>-<id8>, monitor_v2's rank_<N>) with their CSVs, "
+    "anomaly_detected/ and module_struct/; MindFormers' log/rank_<R>/info.log, msrun_log/worker_<R>.log and "
+    "health_ckpts.json; TensorBoard event files (events.out.tfevents.*), in the folder and in folders of any "
+    "name down to 4 levels below it";
+
 // msprobe's csv2tb output folder (<time>-csv2tensorboard_by_step): a copy of CSVs msmon reads anyway, so it
 // is not followed below a root, only when given as a root itself.
 bool is_csv2tb_dir_name(std::string_view name);

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "core/notify/process_tree.hpp"
+#include "core/text/counted.hpp"
 #include "core/text/display_escape.hpp"
 
 extern char** environ;
@@ -93,8 +94,8 @@ void HookRunner::finish(std::chrono::milliseconds limit) {
     if (thread_.joinable()) thread_.join();
     if (dropped > 0) {
         counters_.dropped.fetch_add(dropped);
-        const std::string msg =
-            "--on-incident: " + std::to_string(dropped) + " runs were still waiting at exit and were not run";
+        const std::string msg = "--on-incident: " + counted(dropped, "run") + (dropped == 1 ? " was" : " were") +
+                                " still waiting at exit and not run";
         spdlog::warn("{}", msg);
         if (notice_) notice_(msg);
     }

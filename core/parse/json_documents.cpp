@@ -73,17 +73,29 @@ std::string string_field(const json& e, const char* key) {
     return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::string task_kind(std::string_view task) {
-    if (task == "post_grad") return "grad_reduced";
-    if (task == "acc_grad" || task == "pre_grad") return "grad_unreduced";
-    return std::string(task);  // actv, actv_grad, exp_avg, exp_avg_sq, param_origin, param_updated, ...
+// The CSV kind a tag's last part names, and what the CSVs add to the module's name. Earlier msprobe versions
+// tagged activations by their side ("0:1.self_attention/rank0/input_grad") where the CSVs, then and now, name
+// the kind actv or actv_grad and the module with its side ("1.self_attention.input").
+struct TaskKind {
+    std::string kind;
+    const char* name_suffix = "";
+};
+
+TaskKind task_kind(std::string_view task) {
+    if (task == "post_grad") return {"grad_reduced"};
+    if (task == "acc_grad" || task == "pre_grad") return {"grad_unreduced"};
+    if (task == "input") return {"actv", ".input"};
+    if (task == "output") return {"actv", ".output"};
+    if (task == "input_grad") return {"actv_grad", ".input"};
+    if (task == "output_grad") return {"actv_grad", ".output"};
+    return {std::string(task)};  // actv, actv_grad, exp_avg, exp_avg_sq, param_origin, param_updated, ...
 }
 
 }  // namespace
 
 std::optional<MsprobeMessage> parse_msprobe_message(std::string_view message) {
     static const std::regex re(
-        R"(Rule (AnomalyTurbulence|AnomalyNan) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (-?\d+), current value (\S+), history mean (\S+)\.)");
+        R"(Rule (AnomalyTurbulence|AnomalyNan) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (-?\d+)(?:, current value (\S+), history mean (\S+))?\.)");
     std::cmatch m;
     // std::regex recurses per character: a long message overflows the stack (found by fuzzing).
     if (message.size() > kMaxRegexText || !std::regex_search(message.begin(), message.end(), m, re))
@@ -93,9 +105,10 @@ std::optional<MsprobeMessage> parse_msprobe_message(std::string_view message) {
     out.tag = m[2].str();
     out.op = m[3].str();
     out.step = parse_int(m[4].str()).value_or(0);
-    out.value = parse_double(m[5].str()).value_or(std::nan(""));
-    std::string hist = m[6].str();
-    out.history = parse_double(hist).value_or(std::nan(""));
+    if (m[5].matched) {
+        out.value = parse_double(m[5].str()).value_or(std::nan(""));
+        out.history = parse_double(m[6].str()).value_or(std::nan(""));
+    }
     return out;
 }
 
@@ -108,7 +121,8 @@ std::optional<MsprobeTag> split_msprobe_tag(std::string_view tag) {
     if (rank_part.substr(0, 4) != "rank") return std::nullopt;
     MsprobeTag out;
     out.rank = static_cast<int>(parse_int(rank_part.substr(4)).value_or(0));
-    out.kind = task_kind(tag.substr(task_sep + 1));
+    const TaskKind task = task_kind(tag.substr(task_sep + 1));
+    out.kind = task.kind;
     std::string_view head = tag.substr(0, rank_sep);  // "<vpp>:<name>[:<micro>]"
     const auto colon = head.find(':');
     if (colon != std::string_view::npos && parse_int(head.substr(0, colon))) {
@@ -120,7 +134,7 @@ std::optional<MsprobeTag> split_msprobe_tag(std::string_view tag) {
         out.micro_step = parse_int(head.substr(last + 1));
         head = head.substr(0, last);
     }
-    out.name = std::string(head);
+    out.name = std::string(head) + task.name_suffix;
     return out;
 }
 
@@ -154,6 +168,7 @@ ParseOutcome parse_anomaly_dump(std::string_view text, std::vector<AnomalyRecord
             a.op = msg->op;
             a.value = msg->value;
             a.reference = msg->history;
+            if (a.tag_name.empty()) a.tag_name = msg->tag;  // the earlier form's entries may hold it only here
         } else {
             a.rule = "unknown";
             a.value = std::nan("");

@@ -2,6 +2,7 @@
 // MindFormers' health_ckpts.json. A read of an empty or cut file is "being written", not an error.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,10 +20,13 @@ ParseOutcome parse_anomaly_dump(std::string_view text, std::vector<AnomalyRecord
 
 // The fields msprobe's message carries: "Rule R reports anomaly signal in ('TAG', 'OP') at step N, current value V,
 // history mean H."
+// Both forms: the current one ("..., current value V, history mean H.") and the earlier one, which ends at the
+// step and so says no value (NaN) and no history mean (nullopt).
 struct MsprobeMessage {
     std::string rule, tag, op;
     std::int64_t step = 0;
-    double value = 0, history = 0;
+    double value = std::numeric_limits<double>::quiet_NaN();
+    std::optional<double> history;
 };
 std::optional<MsprobeMessage> parse_msprobe_message(std::string_view message);
 

@@ -115,6 +115,38 @@ bool parse_csv_row(const CsvSchema& schema, const std::vector<std::string_view>&
     return true;
 }
 
+CcRow parse_cc_row(const CsvSchema& schema, const std::vector<std::string_view>& fields, CsvRow& row) {
+    // The writer's header: vpp_stage,name,step,<ops>; the row: <op>,<v0>,<step>,<v1>,...
+    if (schema.vpp_col != 0 || schema.name_col != 1 || schema.step_col != 2 || schema.micro_col >= 0 ||
+        schema.scope_col >= 0 || fields.size() < 3 || fields[0].empty() || parse_int(fields[0]) ||
+        !parse_int(fields[2]) || !parse_double(fields[1]))
+        return CcRow::not_cc;
+    if (fields.size() != schema.field_count - 1) return CcRow::several_tensors;
+    // The values in order: fields[1], then fields[3...]; the k-th op column (index >= 3) takes the (index-2)-th.
+    auto value_of = [&](int col) { return fields[static_cast<std::size_t>(col == 3 ? 1 : col - 1)]; };
+    row = CsvRow{};
+    row.step = *parse_int(fields[2]);
+    row.name = fields[0];
+    for (std::size_t k = 0; k < schema.op_cols.size(); ++k) {
+        const std::string_view cell = value_of(schema.op_cols[k]);
+        switch (schema.op_types[k]) {
+            case OpType::shape:
+                row.shape = cell;
+                break;
+            case OpType::dtype:
+                row.dtype = cell;
+                break;
+            case OpType::numeric: {
+                const auto v = parse_double(cell);
+                if (!v) return CcRow::not_cc;
+                row.values[row.value_count++] = *v;
+                break;
+            }
+        }
+    }
+    return CcRow::read;
+}
+
 std::shared_ptr<const CsvSchema> shared_csv_header(std::string_view header_text,
                                                    const std::vector<std::string_view>& header, std::string& error) {
     static std::mutex mu;

@@ -61,4 +61,12 @@ struct CsvRow {
 bool parse_csv_row(const CsvSchema& schema, const std::vector<std::string_view>& fields, CsvRow& row,
                    std::string& error);
 
+// msprobe's communication rows (cc_distribution, in other_*.csv) do not fit their header: their tag has no
+// "<vpp>:" part, so the row is "<op>,<v0>,<step>,<v1>,…" (the step inserted after the first value), and the values
+// of every pre_i/post_i tensor of one op are run together. A row with one tensor's values (one field fewer than
+// the header) is read: vpp_stage empty, name the op (all_reduce), its values in header order. One with more
+// tensors cannot be split into them. Neither: not a cc row (the caller reports why parse_csv_row refused it).
+enum class CcRow { not_cc, read, several_tensors };
+CcRow parse_cc_row(const CsvSchema& schema, const std::vector<std::string_view>& fields, CsvRow& row);
+
 }  // namespace msmon

@@ -12,9 +12,11 @@ namespace msmon {
 
 namespace {
 
-// MindFormers' MFLossMonitor tags that are the same metric as a step-line field (in the log's own unit:
-// iteration-time is int(ms), as per_step_time; throughput is samples/s/p, as the progress line).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kSameAsLog{{
+// MindFormers' MFLossMonitor tags and the kinds they are stored as: the same kind as a step-line field where the
+// log has the metric (in the log's own unit: iteration-time is int(ms), as per_step_time; throughput is
+// samples/s/p, as the progress line); batch-size and B-samples-per-day, which no step line carries, under names
+// of their own.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kSameAsLog{{
     {"loss", "loss"},
     {"learning-rate", "lr"},
     {"grad-norm", "global_norm"},
@@ -25,6 +27,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kSameAsL
     {"lm-loss", "lm_loss"},
     {"mtp-loss", "mtp_loss"},
     {"load-balancing-loss", "load_balancing_loss"},
+    {"batch-size", "global_batch_size"},
+    {"B-samples-per-day", "billion_samples_per_day"},
 }};
 
 constexpr std::array<std::string_view, 6> kTsmPrefixes{

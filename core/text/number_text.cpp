@@ -1,6 +1,7 @@
 // Exact number text: std::from_chars / std::to_chars, which are exact and locale-independent.
 #include "core/text/number_text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -94,6 +95,30 @@ std::string format_double_within(double value, int width) {
         if (n > 0 && n <= width) return std::string(buf, static_cast<std::size_t>(n));
     }
     return exact;  // no width fits even one digit: the exact text, wider than asked
+}
+
+namespace {
+
+std::string with_digits(double value, int digits) {
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+    char buf[64];
+    const int n = std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+    return std::string(buf, static_cast<std::size_t>(std::max(n, 0)));
+}
+
+}  // namespace
+
+std::string format_short(double value) {
+    return with_digits(value, 4);
+}
+
+std::pair<std::string, std::string> format_apart(double a, double b) {
+    for (int digits = 4; digits < 17; ++digits) {
+        std::string x = with_digits(a, digits), y = with_digits(b, digits);
+        if (x != y || a == b || (std::isnan(a) && std::isnan(b))) return {std::move(x), std::move(y)};
+    }
+    return {format_double(a), format_double(b)};
 }
 
 std::string python_float_repr(double value) {

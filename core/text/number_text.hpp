@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace msmon {
 
@@ -25,6 +26,13 @@ std::string format_double(double value);
 // format_double(value) if it fits `width` characters, else the most significant digits that do (a table column:
 // 0.014499999999999999 shows as 0.0145, 123456789012345680 as 1.2345679e+17). Exact text is for CSV and JSON.
 std::string format_double_within(double value, int width);
+// A number in a sentence or a table cell: 4 significant digits ("11.71", "2.5e-05", "nan"). Exact text is for
+// CSV, JSON and the stored values.
+std::string format_short(double value);
+// Two numbers a sentence compares, each with 4 significant digits or as many more as it takes to tell them apart
+// ("2.48753 against 2.46291"; "1.000001 against 1"); equal numbers read equal.
+std::pair<std::string, std::string> format_apart(double a, double b);
+
 // Appends format_double(value) to out without a temporary allocation.
 void append_double(std::string& out, double value);
 

@@ -64,7 +64,7 @@ std::string csv_with_bad_lines(int rank) {
     const std::string r = std::to_string(rank);
     return "vpp_stage,name,step,norm,min,max,shape,dtype\n"
            "0,layers.0.fc1.weight,0,0.5,-0.1,0.1,[4],torch.float32\n"
-           "all_reduce,0.5,3,0.1,0.2,[4],torch.float32\n"
+           "0,layers.0.fc1.weight,3,0.1,0.2,[4],torch.float32\n"
            "0,layers.0.fc2.weight,0,abc" +
            r +
            ",-0.125,0.25,[4],torch.float32\n"
@@ -222,7 +222,7 @@ TEST(ClickHouseDetails, issues_file_counts_and_module_info_read_back_from_clickh
               0);
     append_file(run_dir(tmp / "node0", 0) + "/grad_reduced_0-0.csv",
                 "0,layers.0.fc1.weight,1,0.6,-0.1,0.1,[4],torch.float32\n"
-                "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32\n"
+                "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32,0.5,0.1,0.2,[4],torch.float32\n"
                 "0,layers.0.fc2.weight,1,0.7,-0.1,0.1,[4],torch.float32,extra\n");
     write_file(struct_file(tmp / "node1", 3), module_struct(3, "4096"));
     agents[0] = std::make_unique<Background>(details_agent_args(tmp / "node0", url, 0), tmp.path(), env);

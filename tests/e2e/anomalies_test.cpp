@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -108,6 +109,61 @@ TEST_F(AlertFixture, msprobe_compatible_detection_flags_exactly_what_msprobe_pri
                                << (extra.empty() ? "" : std::get<1>(extra[0]) + " " + std::get<2>(extra[0]));
 }
 
+// With alert.dump false (msprobe's default) the alerts exist only as the trainer's console lines, which a
+// MindFormers job keeps in its worker logs: they are msprobe's anomalies all the same. A dump that appears later
+// (alert.dump turned on) takes each alert's row rather than adding a second one.
+TEST_F(AlertFixture, alerts_that_exist_only_as_console_lines_in_a_worker_log_are_msprobe_anomalies) {
+    namespace fs = std::filesystem;
+    using Key = std::tuple<std::string, std::string, std::string, std::int64_t>;
+    std::set<Key> printed;
+    const std::regex re(R"(Rule (\w+) reports anomaly signal in \('([^']*)', '([^']*)'\) at step (\d+))");
+    std::ifstream console(fixture_ + "/console.log");
+    for (std::string line; std::getline(console, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, re)) printed.insert({m[1], m[2], m[3], std::stoll(m[4])});
+    }
+    ASSERT_GT(printed.size(), 1000u);
+    const std::string job = tmp_ / "job";
+    fs::create_directories(job + "/monitor_output");
+    for (const auto& e : fs::directory_iterator(fixture_ + "/monitor_output"))
+        if (e.path().filename() != "anomaly_detected")
+            fs::copy(e.path(), job + "/monitor_output/" + e.path().filename().string(), fs::copy_options::recursive);
+    fs::create_directories(job + "/output/msrun_log");
+    fs::copy_file(fixture_ + "/console.log", job + "/output/msrun_log/worker_0.log");
+    const std::string db = tmp_ / "console.db";
+    const auto env = isolated_env(tmp_);
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}, env).exit_code, 0);
+    auto stored = [&] {
+        std::set<Key> out;
+        for (const auto& a : anomalies_json(db, {"--source", "msprobe"}))
+            out.insert({a["rule"], a["tag_name"], a["op"], a["step"].get<std::int64_t>()});
+        return out;
+    };
+    EXPECT_TRUE(stored() == printed) << stored().size() << " stored, " << printed.size() << " printed";
+    const Json first = anomalies_json(db, {"--source", "msprobe", "--topk", "1"});
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0]["key"], "console");
+    EXPECT_EQ(first[0]["message"].get<std::string>().find('\x1b'), std::string::npos) << "colour escapes kept";
+
+    // The dump appears: its 771 entries take their alerts' rows; nothing is stored twice.
+    fs::copy(fixture_ + "/monitor_output/anomaly_detected", job + "/monitor_output/anomaly_detected",
+             fs::copy_options::recursive);
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}, env).exit_code, 0);
+    const Json all = anomalies_json(db, {"--source", "msprobe"});
+    EXPECT_EQ(all.size(), printed.size());
+    std::size_t from_dump = 0;
+    for (const auto& a : all) from_dump += a["key"] != "console";
+    EXPECT_EQ(from_dump, 771u);
+    // And the other way round: a dump read first, its console lines after add only the alerts the dump lost.
+    const std::string db2 = tmp_ / "dump_first.db";
+    fs::rename(job + "/output", tmp_ / "later_output");
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db2}, env).exit_code, 0);
+    EXPECT_EQ(anomalies_json(db2, {"--source", "msprobe"}).size(), 771u);
+    fs::rename(tmp_ / "later_output", job + "/output");
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db2}, env).exit_code, 0);
+    EXPECT_EQ(anomalies_json(db2, {"--source", "msprobe"}).size(), printed.size());
+}
+
 TEST_F(AlertFixture, default_ranking_lists_the_planted_nan_and_spike_first) {
     // msprobe's rules fire on near-zero means at most steps: each of those steps is an incident of its own, and
     // the two planted events are the two most severe, each led by where it began.
@@ -125,6 +181,91 @@ TEST_F(AlertFixture, default_ranking_lists_the_planted_nan_and_spike_first) {
     EXPECT_EQ(incidents[0]["step"], 20);
     EXPECT_EQ(incidents[1]["step"], 12);
     EXPECT_GT(incidents[1]["anomalies"].get<int>(), 50) << "every tensor of the spike step is in one incident";
+}
+
+// What a person reads: "1 incident", not "1 incidents"; numbers in messages as the tables show them (4 significant
+// digits, more only where two compared numbers would read the same); --format csv with every field of the JSON.
+TEST(AnomalyText, one_incident_reads_singular_messages_use_short_numbers_and_csv_has_every_field) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: the msprobe-faults runs are not available");
+    TempDir tmp;
+    const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", tmp / "state"}};
+    for (const char* run_name : {"sdc-weight", "baddata"}) {
+        const std::string db = tmp / (std::string(run_name) + ".db");
+        ASSERT_EQ(run({program("msmon"), "ingest", shared + "/fixtures/msprobe-faults/" + run_name, "--db", db}, env)
+                      .exit_code,
+                  0);
+        const Json list = anomalies_json(db, {});
+        ASSERT_FALSE(list.empty());
+        // No number in a message has more than 6 significant digits (11.709072680814934 was written whole).
+        const std::regex decimal(R"([0-9]+\.[0-9]+)");
+        for (const auto& a : list) {
+            const std::string message = a["message"].get<std::string>();
+            for (std::sregex_iterator it(message.begin(), message.end(), decimal), end; it != end; ++it) {
+                std::string digits = it->str();
+                digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+                digits.erase(0, digits.find_first_not_of('0'));
+                EXPECT_LE(digits.size(), 6u) << it->str() << " in " << message;
+            }
+        }
+        // CSV: a header of every JSON field, one line per anomaly, the same values.
+        auto csv = run({program("msmon"), "anomalies", "--db", db, "--format", "csv"});
+        ASSERT_EQ(csv.exit_code, 0) << csv.err;
+        std::vector<std::string> lines;
+        std::istringstream in(csv.out);
+        for (std::string l; std::getline(in, l);) lines.push_back(l);
+        ASSERT_EQ(lines.size(), list.size() + 1);
+        for (const char* field : {"source", "rule", "rank", "step", "kind", "name", "op", "value", "reference",
+                                  "message", "score", "incident", "origin"})
+            EXPECT_NE(lines[0].find(field), std::string::npos) << field << " not in " << lines[0];
+        EXPECT_EQ(lines[1].rfind("detected," + list[0]["rule"].get<std::string>() + ",", 0), 0u) << lines[1];
+    }
+    // sdc-weight is one incident.
+    const std::string db = tmp / "sdc-weight.db";
+    auto table = run({program("msmon"), "anomalies", "--db", db});
+    EXPECT_NE(table.out.find("of 3 anomalies in 1 incident (* marks where it began)"), std::string::npos) << table.out;
+    auto incidents = run({program("msmon"), "anomalies", "--db", db, "--incidents"});
+    EXPECT_NE(incidents.out.find("1 of 1 incident (3 anomalies)"), std::string::npos) << incidents.out;
+    auto csv = run({program("msmon"), "anomalies", "--db", db, "--incidents", "--format", "csv"});
+    EXPECT_EQ(csv.out.rfind("incident,score,step,rank,kind,name,op,rule,source,anomalies,ranks,", 0), 0u) << csv.out;
+}
+
+// An anomaly dump in the form earlier msprobe versions wrote (msprobe's docs still show it): the message ends at
+// the step, and the tag names the activation's side (input_grad). Its rule, op and series are those of the CSVs,
+// so the row leads to its chart.
+TEST(AnomalyDump, an_entry_in_the_earlier_form_names_a_series_the_store_holds) {
+    TempDir tmp;
+    const std::string out = tmp / "job/monitor_output";
+    const std::string run_dir = out + "/Nov22_13-55-47-rank0-426b92d1";
+    std::filesystem::create_directories(run_dir);
+    std::filesystem::create_directories(out + "/anomaly_detected/rank0");
+    write_file(run_dir + "/actv_grad_0-1.csv",
+               "vpp_stage,name,step,micro_step,min,max,norm\n"
+               "0,1.self_attention.core_attention_flash_0.input,0,0,-0.5,0.5,1.0\n"
+               "0,1.self_attention.core_attention_flash_0.input,1,0,-40.0,0.5,41.0\n");
+    write_file(out + "/anomaly_detected/rank0/anomaly.json", R"({
+ "0:1.self_attention.core_attention_flash_0/rank0/input_grad_min_step1": {
+  "rank": 0, "step": 1, "micro_step": 0, "pp_stage": 0, "vpp_stage": 0, "call_id": 0,
+  "tag_name": "0:1.self_attention.core_attention_flash_0/rank0/input_grad",
+  "message": "Rule AnomalyTurbulence reports anomaly signal in ('0:1.self_attention.core_attention_flash_0/rank0/input_grad', 'min') at step 1.",
+  "group_mates": [0]
+ }
+})");
+    const std::string db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}, isolated_env(tmp)).exit_code, 0);
+    const Json list = anomalies_json(db, {"--source", "msprobe"});
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0]["rule"], "AnomalyTurbulence");
+    EXPECT_EQ(list[0]["op"], "min");
+    EXPECT_EQ(list[0]["kind"], "actv_grad");
+    EXPECT_EQ(list[0]["reference"], nullptr) << "the earlier form says no history mean";
+    std::string error;
+    const auto rows = query_rows(db,
+                                 {"--kind", list[0]["kind"].get<std::string>(), "--name",
+                                  list[0]["name"].get<std::string>(), "--op", "min", "--steps", "1"},
+                                 isolated_env(tmp), error);
+    ASSERT_EQ(rows.size(), 1u) << error << " " << list[0].dump();
+    EXPECT_EQ(rows[0].value, "-40");
 }
 
 TEST(CrossRank, a_planted_bad_rank_among_64_is_the_only_outlier) {

@@ -19,9 +19,10 @@ TEST(MalformedInput, ragged_cc_rows_and_bad_numbers_are_counted_logged_with_file
     const std::string run_dir = tmp / "job/monitor_output/Nov22_13-55-47-rank0-426b92d1";
     fs::create_directories(run_dir);
     const std::string path = run_dir + "/other_0-0.csv";
-    // Line numbers are 1-based physical lines; the header is line 1. Lines 2 and 8 are good; 3 has too few
-    // fields and 4 too many (msprobe's cc rows), 5 a non-numeric op, 6 a non-integer step, 7 a
-    // stray quote.
+    // Line numbers are 1-based physical lines; the header is line 1. Lines 2 and 8 are good; 3 is msprobe's cc
+    // row of one tensor (the step after the first value, no vpp stage: read as all_reduce); 4 and 9 are cc rows of
+    // several tensors run together (told once for all_reduce, both counted); 5 a non-numeric op, 6 a non-integer
+    // step, 7 a stray quote.
     const std::string text =
         "vpp_stage,name,step,norm,min,max,shape,dtype\n"
         "0,decoder.layers.0.mlp.linear_fc1.weight,0,0.912345678901,-0.125,0.25,\"[4096, 1024]\",torch.float32\n"
@@ -30,15 +31,16 @@ TEST(MalformedInput, ragged_cc_rows_and_bad_numbers_are_counted_logged_with_file
         "0,decoder.layers.0.mlp.linear_fc2.weight,0,abc,-0.125,0.25,[1024],torch.float32\n"
         "0,decoder.layers.0.mlp.linear_fc2.weight,1.5,0.3,-0.125,0.25,[1024],torch.float32\n"
         "0,decoder.layers.0.self_attention.weight,0,\"0.3,-0.125,0.25,[1024],torch.float32\n"
-        "0,decoder.final_layernorm.weight,0,nan,-inf,inf,[1024],torch.float32\n";
-    const std::set<int> bad_lines = {3, 4, 5, 6, 7};
+        "0,decoder.final_layernorm.weight,0,nan,-inf,inf,[1024],torch.float32\n"
+        "all_reduce,0.5,4,0.1,0.2,[4],torch.float32,0.6,0.7,0.8,[4],torch.float32\n";
+    const std::set<int> bad_lines = {4, 5, 6, 7};  // stored and logged; 9 is counted only
     write_file(path, text);
     const std::string db = tmp / "store.db";
 
     auto ingest = run({program("msmon"), "ingest", tmp / "job", "--db", db, "--json"}, env);
     ASSERT_EQ(ingest.exit_code, 0) << "stderr: " << ingest.err;
-    EXPECT_EQ(json_count(ingest.out, "errors"), static_cast<long long>(bad_lines.size())) << ingest.out;
-    EXPECT_EQ(json_count(ingest.out, "rows"), 2) << ingest.out;
+    EXPECT_EQ(json_count(ingest.out, "errors"), static_cast<long long>(bad_lines.size()) + 1) << ingest.out;
+    EXPECT_EQ(json_count(ingest.out, "rows"), 3) << ingest.out;
 
     std::string error;
     auto rows = query_rows(db, {}, env, error);
@@ -56,14 +58,20 @@ TEST(MalformedInput, ragged_cc_rows_and_bad_numbers_are_counted_logged_with_file
         {"decoder.final_layernorm.weight|0|max", "inf"},
         {"decoder.final_layernorm.weight|0|shape", "[1024]"},
         {"decoder.final_layernorm.weight|0|dtype", "torch.float32"},
+        {"all_reduce|3|norm", "0.5"},
+        {"all_reduce|3|min", "0.1"},
+        {"all_reduce|3|max", "0.2"},
+        {"all_reduce|3|shape", "[4]"},
+        {"all_reduce|3|dtype", "torch.float32"},
     };
-    EXPECT_EQ(got, expected) << "only the two valid rows may be stored, exactly";
+    EXPECT_EQ(got, expected) << "only the two valid rows and the one-tensor cc row may be stored, exactly";
     for (const auto& r : rows) EXPECT_EQ(r.kind, "other");
 
     // The log names the file and the line of every bad row, and of no good one.
     const std::string canonical = fs::canonical(path).string();
     const std::string log = read_file(log_path(tmp));
     ASSERT_FALSE(log.empty()) << "no log at " << log_path(tmp);
+    EXPECT_NE(log.find("communication (cc_distribution) rows of all_reduce"), std::string::npos) << log;
     for (int line = 2; line <= 8; ++line) {
         const std::string mark = canonical + ":" + std::to_string(line) + ":";
         if (bad_lines.count(line))
@@ -91,15 +99,15 @@ TEST(MalformedInput, ragged_cc_rows_and_bad_numbers_are_counted_logged_with_file
 
     // Line numbers continue across sessions: rows appended later are numbered from the file's start.
     append_file(path,
-                "0,decoder.layers.1.mlp.linear_fc1.weight,1,0.5,-0.125,0.25,[1024],torch.float32\n"  // 9 ok
-                "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32\n");                                 // 10 bad
+                "0,decoder.layers.1.mlp.linear_fc1.weight,1,0.5,-0.125,0.25,[1024],torch.float32\n"  // 10 ok
+                "reduce_scatter,0.5,1,0.1,0.2,[4],torch.float32,0.5,0.1,0.2,[4],torch.float32\n");   // 11 bad
     auto later = run({program("msmon"), "ingest", tmp / "job", "--db", db, "--json"}, env);
     ASSERT_EQ(later.exit_code, 0) << later.err;
     EXPECT_EQ(json_count(later.out, "errors"), 1) << later.out;
     EXPECT_EQ(json_count(later.out, "rows"), 1) << later.out;
     const std::string log2 = read_file(log_path(tmp));
-    EXPECT_NE(log2.find(canonical + ":10:"), std::string::npos) << "log does not name line 10:\n" << log2;
-    EXPECT_EQ(log2.find(canonical + ":9:"), std::string::npos) << "log names the good line 9";
+    EXPECT_NE(log2.find(canonical + ":11:"), std::string::npos) << "log does not name line 11:\n" << log2;
+    EXPECT_EQ(log2.find(canonical + ":10:"), std::string::npos) << "log names the good line 10";
 }
 
 TEST(MalformedInput, half_written_last_line_is_not_an_error_and_is_read_once_its_newline_arrives) {

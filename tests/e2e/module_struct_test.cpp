@@ -37,6 +37,19 @@ TEST(ModuleStruct, every_module_of_a_written_struct_file_is_kept_per_rank) {
               1);
 }
 
+// Earlier msprobe versions wrote the structure as one $MONITOR_OUTPUT_DIR/module_struct.json.
+TEST(ModuleStruct, the_single_file_layout_of_earlier_versions_is_read_as_rank_0) {
+    TempDir tmp;
+    const std::string dir = tmp / "job/monitor_output";
+    std::filesystem::create_directories(dir);
+    write_file(dir + "/module_struct.json",
+               "{\n  \"0:\": {\"input\": {\"config\": \"list[1]\"}},\n  \"0:layers.0.fc1\": {\"output\": "
+               "{\"config\": \"tensor\", \"tensor\": \"size=(8, 32), dtype=torch.float32\"}}\n}");
+    const std::string db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", tmp / "job", "--db", db}).exit_code, 0);
+    EXPECT_EQ(count_rows(db, "SELECT count(*) FROM module_struct WHERE rank = 0"), 2);
+}
+
 TEST(ModuleStruct, the_real_print_struct_fixture_keeps_all_14_modules) {
     const std::string shared = shared_dir();
     if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: real msprobe fixtures not available");

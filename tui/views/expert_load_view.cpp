@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "core/text/counted.hpp"
 #include "tui/tab_table.hpp"
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/heatmap.hpp"
@@ -90,7 +91,7 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
     }
     const ExpertLayer& L = model_.layers[layer_];
     const std::string who =
-        rank_ ? "rank " + std::to_string(*rank_) : "all " + std::to_string(model_.ranks.size()) + " ranks summed";
+        rank_ ? "rank " + std::to_string(*rank_) : "all " + counted(model_.ranks.size(), "rank") + " summed";
     buf.text(x, y,
              L.name + " (" + std::to_string(layer_ + 1) + "/" + std::to_string(model_.layers.size()) + ")  " + who +
                  "  steps " + std::to_string(L.first_step) + "-" + std::to_string(L.last_step),

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/text/counted.hpp"
 #include "core/text/display_escape.hpp"
 #include "tui/tab_table.hpp"
 #include "tui/views/run_config_page.hpp"
@@ -183,7 +184,7 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         lines.push_back(
             {"embedding local norm: latest " + num(last.value) + " at step " + std::to_string(last.step) +
                  (model_.embedding_threshold ? ", threshold " + num(*model_.embedding_threshold) + ", " +
-                                                   std::to_string(model_.embedding_high_steps.size()) + " steps over"
+                                                   counted(model_.embedding_high_steps.size(), "step") + " over"
                                              : ""),
              !model_.embedding_high_steps.empty() ? Style{Color::warn, Color::none, kBold} : Style{}});
     }
@@ -239,7 +240,7 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
             for (const auto& e : g.entries) keys.insert(e.key);
             ranks.insert(g.ranks.begin(), g.ranks.end());
         }
-        std::string text = "run config: " + std::to_string(keys.size()) + " keys from text summaries, ";
+        std::string text = "run config: " + counted(keys.size(), "key") + " from text summaries, ";
         text += config_.groups.size() == 1
                     ? "the same on " + std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks")
                     : std::to_string(config_.groups.size()) + " different configs over " +

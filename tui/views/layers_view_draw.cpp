@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text/counted.hpp"
 #include "tui/views/layers_view.hpp"
 #include "tui/views/overview_points.hpp"
 #include "tui/widgets/heatmap.hpp"
@@ -44,10 +45,10 @@ std::string LayersView::title_line() const {
             break;
         case Fixed::step:
             t = "step " + std::to_string(frame_.lo) + "  " + what + "  " + listed + " on " +
-                std::to_string(catalog_.ranks.size()) + " ranks";
+                counted(catalog_.ranks.size(), "rank");
             break;
         case Fixed::tensor:
-            t = frame_.tensor + "  " + what + "  " + std::to_string(frame_.row_ranks.size()) + " ranks";
+            t = frame_.tensor + "  " + what + "  " + counted(frame_.row_ranks.size(), "rank");
             if (frame_.hi >= frame_.lo) t += "  steps " + std::to_string(frame_.lo) + "-" + std::to_string(frame_.hi);
             break;
     }

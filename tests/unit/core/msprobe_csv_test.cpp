@@ -410,5 +410,35 @@ TEST(MsprobeCsv, reused_row_does_not_keep_values_from_a_previous_row) {
     EXPECT_TRUE(row.dtype.empty());
 }
 
+// msprobe's communication rows in other_*.csv: the tag has no "<vpp>:", so the step lands after the first value
+// ("all_reduce,<v0>,<step>,<v1>,..."), and one op's tensors run together in one row.
+TEST(MsprobeCsv, a_cc_row_of_one_tensor_is_read_and_one_of_several_is_told_apart) {
+    const CsvSchema schema = schema_of("vpp_stage,name,step,min,max,norm,nans");
+    CsvRow row;
+    std::string error;
+    Fields one("all_reduce,-0.5,7,0.25,1.5,0.0");
+    ASSERT_FALSE(parse_csv_row(schema, one.views, row, error)) << "one field short of the header";
+    ASSERT_EQ(parse_cc_row(schema, one.views, row), CcRow::read);
+    EXPECT_EQ(row.name, "all_reduce");
+    EXPECT_EQ(row.vpp_stage, "");
+    EXPECT_EQ(row.step, 7);
+    ASSERT_EQ(row.value_count, 4);
+    EXPECT_EQ(row.values[0], -0.5);  // min: the value before the step
+    EXPECT_EQ(row.values[1], 0.25);
+    EXPECT_EQ(row.values[2], 1.5);
+    EXPECT_EQ(row.values[3], 0.0);
+    Fields several("all_reduce,-0.5,7,0.25,1.5,0.0,-0.4,0.2,1.4,0.0");
+    EXPECT_EQ(parse_cc_row(schema, several.views, row), CcRow::several_tensors);
+    // Not cc rows: a row with a vpp stage, a step that is no number where cc puts it, a name that is a number.
+    for (const char* text : {"0,layers.0.w,7,0.1,0.2", "all_reduce,-0.5,x,0.25,1.5,0.0", "3,-0.5,7,0.25,1.5,0.0"}) {
+        Fields f(text);
+        EXPECT_EQ(parse_cc_row(schema, f.views, row), CcRow::not_cc) << text;
+    }
+    // A header with micro_step (or another order) gives no layout to recover from.
+    Fields again("all_reduce,-0.5,7,0.25,1.5");
+    EXPECT_EQ(parse_cc_row(schema_of("vpp_stage,name,step,micro_step,min,max,norm,nans"), again.views, row),
+              CcRow::not_cc);
+}
+
 }  // namespace
 }  // namespace msmon

@@ -161,7 +161,9 @@ TEST(TensorboardTags, mindformers_msprobe_expert_load_and_other_tags_map_to_seri
     EXPECT_EQ(k("model-flops-throughput-per-npu"), "throughput|||value|-|-");
     EXPECT_EQ(k("loss vs samples"), "loss_vs_samples|||value|-|-");
     EXPECT_EQ(k("grad-norm-vs-samples"), "global_norm_vs_samples|||value|-|-");
-    EXPECT_EQ(k("B-samples-per-day"), "tensorboard||B-samples-per-day|value|-|-");
+    EXPECT_EQ(k("B-samples-per-day"), "billion_samples_per_day|||value|-|-");
+    EXPECT_EQ(k("batch-size"), "global_batch_size|||value|-|-");
+    EXPECT_EQ(k("batch-size vs samples"), "global_batch_size_vs_samples|||value|-|-");
     EXPECT_EQ(k("local_norm/model.layers.0.attention.wq.weight"),
               "local_norm||model.layers.0.attention.wq.weight|value|-|-");
     EXPECT_EQ(k("adam_m_norm/layers.0.w"), "adam_m_norm||layers.0.w|value|-|-");
