@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/detect/rules.hpp"
+#include "core/text/counted.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "tui/tab_table.hpp"
@@ -519,7 +520,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
         const std::size_t all = shown_ ? shown_->incidents.size() : 0;
         title += "  " + std::to_string(incidents_listed_) +
                  (incidents_listed_ == all ? "" : " of " + std::to_string(all)) +
-                 (all == 1 ? " incident, " : " incidents, ") + std::to_string(total_anomalies_) + " anomalies";
+                 (all == 1 ? " incident, " : " incidents, ") + counted(total_anomalies_, "anomaly", "anomalies");
     } else {
         title += "  " + std::to_string(total_rows_) + " rows of " + std::to_string(total_anomalies_);
     }
