@@ -28,6 +28,9 @@ struct AppStatus {
     std::uint64_t values = 0;
     std::uint64_t malformed = 0;
     std::string notice;
+    // Started before the job: what msmon waits for (the folder, or anything to read in it). Kept on the status
+    // line before anything else but the message of the moment.
+    std::string waiting;
     double seconds_since_data = -1;  // since the ingest thread last committed; -1: nothing yet
 };
 

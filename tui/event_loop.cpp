@@ -386,11 +386,11 @@ int run_live(const LaunchOptions& o) {
                     st.notice = now >= incident_notice_until ? notice
                                 : notice_news                ? incident_notice + "; " + notice
                                                              : incident_notice;
-                    // Started before the job: what it waits for, until the first file is found (while the folder
-                    // itself is missing, the engine's notice says so).
-                    if (c.files.load() == 0 && session->engine().caught_up() && session->engine().roots_missing() == 0)
-                        st.notice = "nothing msmon reads under " + o.dir +
-                                    " yet: waiting for msprobe rank folders, MindFormers logs or event files";
+                    // Started before the job: what it waits for, until the first file is found.
+                    st.waiting = c.files.load() != 0 || !session->engine().caught_up() ? std::string()
+                                 : session->engine().roots_missing() != 0
+                                     ? "waiting for " + o.dir + " to appear"
+                                     : "nothing yet in " + o.dir + ": waiting for the job's output";
                 } else {
                     st.watch = !o.store.empty() ? "clickhouse"
                                : o.store_only() ? "store, read only, not following"
