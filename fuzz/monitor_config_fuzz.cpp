@@ -46,9 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     edited["dynamic_on"] = true;
     edited["collect_times"] = 5;
     edited["msmon_fuzz_added"] = nlohmann::ordered_json::array({1, "two"});
-    const std::string in_place =
-        msmon::edit_config_text(std::string_view(reinterpret_cast<const char*>(data), size), doc, edited);
-    const nlohmann::ordered_json back = nlohmann::ordered_json::parse(in_place, nullptr, false);
-    check(!back.is_discarded() && back == edited);
+    // The edit itself (a save of a large config trusts it without parsing it back).
+    const auto in_place =
+        msmon::edit_config_text_in_place(std::string_view(reinterpret_cast<const char*>(data), size), doc, edited);
+    // Compared as unordered objects: a key the patch removed and set again keeps its place in the text.
+    if (in_place) {
+        const nlohmann::json back = nlohmann::json::parse(*in_place, nullptr, false);
+        check(!back.is_discarded() && back == nlohmann::json::parse(edited.dump()));
+    }
     return 0;
 }

@@ -224,15 +224,14 @@ Style style_of(std::string_view text, std::size_t root) {
 
 }  // namespace
 
-std::string edit_config_text(std::string_view text, const json& before, const json& after) {
+std::optional<std::string> edit_config_text_in_place(std::string_view text, const json& before, const json& after) {
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // msprobe's json.load would reject it
     const Spans spans(text);
     const std::size_t root = spans.skip_space(0);
     const auto root_end = spans.value_end(root);
-    if (!before.is_object() || !after.is_object() || !root_end || text[root] != '{')
-        return render_monitor_config(after);
+    if (!before.is_object() || !after.is_object() || !root_end || text[root] != '{') return std::nullopt;
     Editor editor(text, style_of(text, root));
-    if (!editor.edit(root, *root_end, before, after, true)) return render_monitor_config(after);
+    if (!editor.edit(root, *root_end, before, after, true)) return std::nullopt;
     auto& reps = editor.replacements();
     // From the end backwards; at one position a removal is applied before the insertion that precedes it.
     std::stable_sort(reps.begin(), reps.end(), [](const Replacement& a, const Replacement& b) {
@@ -240,11 +239,18 @@ std::string edit_config_text(std::string_view text, const json& before, const js
     });
     std::string out(text);
     for (const auto& r : reps) out.replace(r.begin, r.end - r.begin, r.text);
-    // Whatever the edit made must read back as `after`; if it does not, the whole document is written instead.
-    json check;
-    std::string error;
-    if (!parse_ordered_json(out, check, error) || check != after) return render_monitor_config(after);
     return out;
+}
+
+std::string edit_config_text(std::string_view text, const json& before, const json& after) {
+    auto out = edit_config_text_in_place(text, before, after);
+    if (!out) return render_monitor_config(after);
+    if (out->size() <= kVerifiedEditBytes) {
+        json check;
+        std::string error;
+        if (!parse_ordered_json(*out, check, error) || check != after) return render_monitor_config(after);
+    }
+    return std::move(*out);
 }
 
 }  // namespace msmon
