@@ -108,6 +108,14 @@ int print_run_config(Reader& reader, std::optional<int> rank, bool json) {
     return kExitOk;
 }
 
+// The thresholds MindFormers' checks were judged with, where the job has MindFormers' series (else none: a
+// msprobe-only job has no global norm to judge).
+std::vector<ThresholdUse> mindformers_thresholds(Reader& reader) {
+    for (const auto& [kind, ops] : reader.catalog().kinds)
+        if (kind == "global_norm" || kind == "embedding_local_norm") return reader.thresholds_used();
+    return {};
+}
+
 // What the checks across ranks can see: the replica groups learned, and each check that can't run.
 void print_checks(const CheckCoverage& c) {
     if (c.replicas.empty() && c.cannot_run.empty()) return;
@@ -214,7 +222,9 @@ int run_health_command(int argc, char** argv) {
     std::vector<Restart> restarts;
     CheckCoverage coverage;
     std::optional<JobPlacement> placement;
+    std::vector<ThresholdUse> thresholds;
     try {
+        thresholds = mindformers_thresholds(*reader);
         coverage = check_coverage(*reader);
         placement = reader->job_placement();
         checkpoints = reader->checkpoints();
@@ -270,6 +280,11 @@ int run_health_command(int argc, char** argv) {
             checks["job"] = std::move(job);
         }
         j["checks"] = std::move(checks);
+        j["thresholds"] = nlohmann::ordered_json::array();
+        for (const auto& t : thresholds)
+            j["thresholds"].push_back({{"name", t.key},
+                                       {"value", t.value ? nlohmann::ordered_json(*t.value) : nlohmann::ordered_json()},
+                                       {"source", t.source}});
         j["events"] = nlohmann::ordered_json::array();
         for (const auto& e : events)
             j["events"].push_back({{"rank", e.rank},
@@ -290,6 +305,12 @@ int run_health_command(int argc, char** argv) {
         std::printf("restarts (%zu):\n", restarts.size());
         for (const Restart& r : restarts)
             std::printf("  %s\n", escape_for_display(describe_restart(r, checkpoints), 600).c_str());
+    }
+    if (!thresholds.empty()) {
+        std::printf("thresholds of MindFormers' checks:\n");
+        for (const auto& t : thresholds)
+            std::printf("  %-34s %-8s %s\n", t.key.c_str(), t.value ? format_short(*t.value).c_str() : "none",
+                        escape_for_display(t.source, 400).c_str());
     }
     print_checks(coverage);
     if (placement) print_placement(*placement, coverage);

@@ -47,9 +47,13 @@ const CommandSpec kIngestSpec{
         {"--monitor-config", "PATH", "the job's msprobe config: its alert rules drive msprobe-compatible detection"},
         {"--follow-config-link", "",
          "--monitor-config is a symbolic link (or another user's link is on its way) and you mean it"},
-        {"--global-norm-threshold", "X", "global norm at or above X is a spike (default 3.0, MindFormers' default)"},
-        {"--global-norm-count", "N", "consecutive spikes that stop the job (default 10)"},
-        {"--embedding-threshold", "X", "embedding_local_norm at or above X is flagged (default: not checked)"},
+        {"--global-norm-threshold", "X",
+         "global norm at or above X is a spike (default: the job's global_norm_spike_threshold, else 3.0)"},
+        {"--global-norm-count", "N",
+         "consecutive spikes that stop the job (default: the job's global_norm_spike_count_threshold, else 10)"},
+        {"--embedding-threshold", "X",
+         "embedding_local_norm at or above X is flagged (default: the job's embedding_local_norm_threshold, else "
+         "not checked)"},
         {"--cross-rank-memory", "MB",
          "memory for values waiting for the other ranks' same step (default 16); beyond it\n"
          "they are read back from the store when judged"},
@@ -129,9 +133,9 @@ int run_ingest_command(int argc, char** argv) {
         const char* name;
         double* target;
     };
-    double count = static_cast<double>(options.detectors.global_norm_count_threshold), embedding = 0;
+    double spike = 0, count = 0, embedding = 0;
     double cross_mb = static_cast<double>(options.detectors.cross_rank_memory_bytes) / (1 << 20);
-    NumberFlag numbers[] = {{"--global-norm-threshold", &options.detectors.global_norm_threshold},
+    NumberFlag numbers[] = {{"--global-norm-threshold", &spike},
                             {"--global-norm-count", &count},
                             {"--embedding-threshold", &embedding},
                             {"--cross-rank-memory", &cross_mb}};
@@ -145,7 +149,10 @@ int run_ingest_command(int argc, char** argv) {
         }
         *f.target = *d;
     }
-    options.detectors.global_norm_count_threshold = static_cast<std::int64_t>(count);
+    // Given, a flag overrides the job's own value (core/detect/job_thresholds.hpp).
+    if (args->value("--global-norm-threshold")) options.detectors.global_norm_threshold = spike;
+    if (args->value("--global-norm-count"))
+        options.detectors.global_norm_count_threshold = static_cast<std::int64_t>(std::min(count, 1e15));
     options.detectors.cross_rank_memory_bytes = static_cast<std::size_t>(std::min(cross_mb, 1e6) * (1 << 20));
     if (args->value("--embedding-threshold")) options.detectors.embedding_norm_threshold = embedding;
     const bool json = args->has("--json");

@@ -60,6 +60,7 @@ public:
     }
     std::vector<EventRecord> events() override { return base_->events(); }
     std::vector<RunConfigEntry> run_config(std::optional<int> rank) override { return base_->run_config(rank); }
+    std::vector<ThresholdUse> thresholds_used() override { return base_->thresholds_used(); }
     std::vector<CheckpointRecord> checkpoints() override { return base_->checkpoints(); }
     StoreCatalog catalog() override {
         StoreCatalog c = base_->catalog();

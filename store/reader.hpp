@@ -13,6 +13,7 @@
 #include "core/layout/run_segments.hpp"
 #include "core/model/anomaly_record.hpp"
 #include "core/model/record_batch.hpp"
+#include "core/model/threshold_use.hpp"
 #include "core/steps_list.hpp"
 #include "store/series_reduction.hpp"
 #include "store/store_location.hpp"
@@ -204,6 +205,9 @@ public:
     virtual std::vector<EventRecord> events() = 0;
     // The runs' config from text summaries, by rank, run, then in the order written; `rank`: one rank only.
     virtual std::vector<RunConfigEntry> run_config(std::optional<int> rank) = 0;
+    // The thresholds MindFormers' checks were judged with, and whose they are (core/detect/job_thresholds.hpp);
+    // none where the store does not keep them.
+    virtual std::vector<ThresholdUse> thresholds_used() { return {}; }
     // Checkpoints from every health_ckpts.json, in file order.
     virtual std::vector<CheckpointRecord> checkpoints() = 0;
     virtual StoreCatalog catalog() = 0;

@@ -232,6 +232,12 @@ public:
         return out;
     }
 
+    std::vector<ThresholdUse> thresholds_used() override {
+        Statement q(conn_, "SELECT value FROM setting WHERE key = ?1");
+        q.bind(1, std::string_view(kThresholdsUsedSetting));
+        return q.step() ? decode_threshold_uses(q.text(0)) : std::vector<ThresholdUse>{};
+    }
+
     std::vector<CheckpointRecord> checkpoints() override {
         std::vector<CheckpointRecord> out;
         Statement q(conn_, kStoredCheckpointsQuery);

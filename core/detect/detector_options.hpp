@@ -12,10 +12,12 @@ namespace msmon {
 
 struct DetectorOptions {
     std::optional<std::string> monitor_config_text;  // the job's msprobe config (--monitor-config): alert rules
-    double global_norm_threshold = 3.0;              // MindFormers' global_norm_spike_threshold default
-    std::int64_t global_norm_count_threshold = 10;   // ... and global_norm_spike_count_threshold
-    std::optional<double> embedding_norm_threshold;  // embedding_local_norm_threshold; none: not checked
-    SeriesCheckOptions series;                       // non-finite and jump checks on every series' own history
+    // MindFormers' own checks, when a flag sets them (--global-norm-threshold, --global-norm-count,
+    // --embedding-threshold). Unset: the job's own values, else MindFormers' defaults (core/detect/job_thresholds).
+    std::optional<double> global_norm_threshold;              // global_norm_spike_threshold
+    std::optional<std::int64_t> global_norm_count_threshold;  // global_norm_spike_count_threshold
+    std::optional<double> embedding_norm_threshold;           // embedding_local_norm_threshold
+    SeriesCheckOptions series;                                // non-finite and jump checks on every series' own history
     // Following a job: how long a (rule, rank, kind, step) group of findings waits for the rank's next step
     // before it is emitted anyway (the rank may never write again: a NaN that stopped the job).
     std::chrono::steady_clock::duration fold_max_wait = std::chrono::seconds(5);

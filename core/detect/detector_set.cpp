@@ -41,9 +41,12 @@ DetectorSet::DetectorSet(IngestStore& store, KeyRegistry& keys, DetectorOptions 
                          std::function<void(const std::string&)> notice)
     : store_(store), keys_(keys), options_(std::move(options)), notice_(std::move(notice)) {
     for (const auto& [k, v] : settings) {
+        thresholds_.learn(k, v);
+        if (k == kThresholdsUsedSetting) thresholds_used_ = v;
         if (k == CrossRankCheck::kSetting) cross_.restore(v);
         if (k == kFoldSetting && !fold_.decode(v)) notice_("saved detector findings are unreadable; they are dropped");
     }
+    learn_thresholds(batch);  // the flags of this session
     std::optional<std::string> config = options_.monitor_config_text;
     if (config) {
         batch.settings.emplace_back("monitor_config", *config);
@@ -325,22 +328,33 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
                                                    std::move(message)));
     };
     if (t.kind == "global_norm") {
-        if (v >= options_.global_norm_threshold || std::isnan(v)) {
+        const double threshold = thresholds_.spike();
+        if (v >= threshold || std::isnan(v)) {
             ++st.spike_count;
-            emit(Rule::GlobalNormSpike, options_.global_norm_threshold,
+            emit(Rule::GlobalNormSpike, threshold,
                  "global norm " + format_short(v) + " at step " + std::to_string(row.step) +
-                     " is above the threshold " + format_short(options_.global_norm_threshold) + ": " +
-                     std::to_string(st.spike_count) + " of " + std::to_string(options_.global_norm_count_threshold) +
-                     " consecutive spikes (MindFormers skips this step's update and stops at the last)");
+                     " is above the threshold " + format_short(threshold) + " (" + thresholds_.spike_source() +
+                     "): " + std::to_string(st.spike_count) + " of " + std::to_string(thresholds_.spike_count()) +
+                     " consecutive spikes (with data skip on, MindFormers skips this step's update and stops at the "
+                     "last)");
         } else {
             st.spike_count = 0;
         }
-    } else if (t.kind == "embedding_local_norm" && options_.embedding_norm_threshold &&
-               v >= *options_.embedding_norm_threshold) {
-        emit(Rule::EmbeddingNormHigh, *options_.embedding_norm_threshold,
+    } else if (const auto embedding = thresholds_.embedding();
+               t.kind == "embedding_local_norm" && embedding && v >= *embedding) {
+        emit(Rule::EmbeddingNormHigh, *embedding,
              "embedding local norm " + format_short(v) + " at step " + std::to_string(row.step) +
-                 " is at or above the threshold " + format_short(*options_.embedding_norm_threshold) +
-                 ": the checkpoint saved at this step will be marked unhealthy");
+                 " is at or above the threshold " + format_short(*embedding) + " (" + thresholds_.embedding_source() +
+                 "): the checkpoint saved at this step will be marked unhealthy");
+    }
+}
+
+void DetectorSet::learn_thresholds(RecordBatch& batch) {
+    for (const auto& [k, v] : batch.settings) thresholds_.learn(k, v);
+    std::string used = encode_threshold_uses(thresholds_.uses());
+    if (used != thresholds_used_) {
+        thresholds_used_ = used;
+        put_setting(batch, kThresholdsUsedSetting, std::move(used));
     }
 }
 
@@ -349,6 +363,7 @@ void DetectorSet::save_cross(RecordBatch& batch) {
 }
 
 void DetectorSet::observe(RecordBatch& batch) {
+    learn_thresholds(batch);
     if (batch.rows.empty()) return;
     load_states(batch);
     const auto now = Clock::now();

@@ -13,6 +13,7 @@
 #include "core/detect/cross_rank_check.hpp"
 #include "core/detect/detector_options.hpp"
 #include "core/detect/finding_fold.hpp"
+#include "core/detect/job_thresholds.hpp"
 #include "core/detect/msprobe_rules.hpp"
 #include "core/detect/new_incidents.hpp"
 #include "core/detect/param_continuity.hpp"
@@ -68,12 +69,16 @@ private:
     void mindformers_checks(const SampleRow& row, const TensorInfo& t, const RunInfo& run, TensorState& st,
                             RecordBatch& batch);
     void save_cross(RecordBatch& batch);
+    // Takes what the batch's readers learned of the job's thresholds; stores the thresholds used when they change.
+    void learn_thresholds(RecordBatch& batch);
     void save_fold(RecordBatch& batch);
     std::map<int, std::pair<std::int64_t, std::int64_t>> batch_pace_;  // rank → (run, latest step) in this batch
 
     IngestStore& store_;
     KeyRegistry& keys_;
     DetectorOptions options_;
+    JobThresholds thresholds_{options_};
+    std::string thresholds_used_;  // as stored
     std::function<void(const std::string&)> notice_;
     std::optional<MsprobeAlertRules> rules_;
     std::string error_;

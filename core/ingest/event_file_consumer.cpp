@@ -7,10 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/detect/job_thresholds.hpp"
 #include "core/files/input_file.hpp"
 #include "core/files/input_limits.hpp"
 #include "core/ingest/issue_cap.hpp"
 #include "core/ingest/relaunch_runs.hpp"
+#include "core/parse/job_threshold_text.hpp"
 #include "core/parse/tensorboard_tags.hpp"
 #include "core/parse/tfrecord_framing.hpp"
 #include "core/text/display_escape.hpp"
@@ -267,6 +269,12 @@ void EventFileConsumer::handle_event(TrackedFile& file, EventFileContext& ctx, s
             e.step = event_.step;
             e.kind = "config";
             e.message = tag + ": " + text;
+            // monitor_config's or CheckpointMonitor's thresholds: the job's own (core/detect/job_thresholds.hpp).
+            for (const auto& t : thresholds_in_text(e.message)) {
+                put_job_threshold(
+                    batch, t.key, t.value, JobEvidence::config_text,
+                    "TensorBoard text '" + escape_for_display(tag, 80) + "' of rank " + std::to_string(file.rank));
+            }
             batch.events.push_back(std::move(e));
         }
     }

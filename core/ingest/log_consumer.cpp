@@ -6,8 +6,10 @@
 #include <cstring>
 
 #include "core/detect/anomaly_score.hpp"
+#include "core/detect/job_thresholds.hpp"
 #include "core/ingest/issue_cap.hpp"
 #include "core/ingest/relaunch_runs.hpp"
+#include "core/parse/job_threshold_text.hpp"
 #include "core/parse/mindformers_log.hpp"
 #include "core/parse/msprobe_console.hpp"
 #include "core/text/display_escape.hpp"
@@ -17,6 +19,24 @@
 namespace msmon {
 
 namespace {
+
+// Where a job's threshold was read, for the Health tab: "msrun_log/worker_0.log line 12" (the folder too: every
+// rank's info.log is named alike).
+std::string line_of(const TrackedFile& file, std::int64_t line) {
+    const std::string& path = file.progress.path;
+    const auto slash = path.rfind('/');
+    const auto folder = slash == std::string::npos || slash == 0 ? std::string::npos : path.rfind('/', slash - 1);
+    return escape_for_display(path.substr(folder == std::string::npos ? 0 : folder + 1), 120) + " line " +
+           std::to_string(line);
+}
+
+// What a stop line says of the job's thresholds: it stops when the count reaches the count threshold.
+void learn_from_spike(const SpikeLine& sp, const TrackedFile& file, std::int64_t line, RecordBatch& batch) {
+    put_job_threshold(batch, kSpikeThresholdKey, sp.threshold, JobEvidence::check_line, line_of(file, line));
+    if (sp.stop)
+        put_job_threshold(batch, kSpikeCountThresholdKey, static_cast<double>(sp.count), JobEvidence::check_line,
+                          line_of(file, line));
+}
 
 constexpr std::size_t kMaxTracebackLines = 400;
 
@@ -173,10 +193,12 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
         return;
     }
     if (auto k = parse_skip_line(message)) {
+        put_job_threshold(batch, kSpikeThresholdKey, k->threshold, JobEvidence::check_line, line_of(file, line));
         if (k->is_skip) add_event(file, current, "data_skip", time, std::string(message), batch);
         return;
     }
     if (auto sp = parse_spike_line(message)) {
+        learn_from_spike(*sp, file, line, batch);
         add_event(file, sp->step, sp->stop ? "stop" : "global_norm_spike", time, std::string(message), batch);
         return;
     }
@@ -245,6 +267,7 @@ ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, st
             if (auto sp = parse_spike_line(exception); sp && sp->stop) {
                 kind = "stop";
                 step = sp->step;
+                learn_from_spike(*sp, file, file.progress.line + lines + static_cast<std::int64_t>(count), batch);
             }
             // Stored as written (bounded); every view escapes it for display.
             if (text.size() > 16000) text = text.substr(0, 8000) + "\n...\n" + text.substr(text.size() - 8000);
@@ -259,6 +282,10 @@ ConsumeResult LogConsumer::consume(TrackedFile& file, std::string_view bytes, st
                 alert->score = anomaly_score(*alert);
                 batch.anomalies.push_back(std::move(*alert));
             }
+        // The job's config as the log prints it (pprint on ranks 0, 8, ...; a yaml echo): its check thresholds.
+        for (const auto& t : thresholds_in_text(line))
+            put_job_threshold(batch, t.key, t.value, JobEvidence::config_text,
+                              line_of(file, file.progress.line + lines + 1));
         const LogLineHead head = parse_log_head(line);
         if (head.prefix != LogPrefix::none)
             handle_message(file, ctx, head.level, head.time, head.message, file.progress.line + lines + 1, batch,

@@ -73,6 +73,32 @@ std::vector<Record> startup_records(const MfJobText& job, const MindFormersPlan&
                  std::to_string(static_cast<long long>(kFlopsPerNpuStep)) + "."}};
 }
 
+std::string config_pprint(const MindFormersPlan& plan) {
+    const auto number = [](double v) {  // Python's repr of a float that holds an integer: "3.0"
+        return std::to_string(static_cast<long long>(v)) + ".0";
+    };
+    return "{'callbacks': [{'type': 'MFLossMonitor'},\n"
+           "               {'checkpoint_format': 'safetensors',\n"
+           "                'embedding_local_norm_threshold': " +
+           number(kEmbeddingThreshold) +
+           ",\n"
+           "                'prefix': 'llama3_1_8b',\n"
+           "                'type': 'CheckpointMonitor'}],\n"
+           " 'monitor_config': {'global_norm_spike_count_threshold': " +
+           std::to_string(kSpikeCountThreshold) +
+           ",\n"
+           "                    'global_norm_spike_threshold': " +
+           number(kSpikeThreshold) +
+           ",\n"
+           "                    'monitor_on': True},\n"
+           " 'parallel_config': {'pipeline_stage': " +
+           std::to_string(plan.pipeline_stages) +
+           "},\n"
+           " 'run_mode': 'train',\n"
+           " 'use_checkpoint_health_monitor': True,\n"
+           " 'use_skip_data_by_global_norm': True}\n";
+}
+
 MfCheckpointName checkpoint_of(const MfPlannedStep& st, const MindFormersPlan& plan, MfLogVariant variant) {
     if (variant != MfLogVariant::nonsink) return {st.step, 1};
     return {(st.step - 1) / plan.steps_per_epoch + 1, (st.step - 1) % plan.steps_per_epoch + 1};

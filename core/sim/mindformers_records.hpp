@@ -12,8 +12,9 @@ namespace msmon {
 
 // The simulated job's yaml, the values the plan and the records share (the data-skip and
 // health-monitor thresholds).
-inline constexpr double kSpikeThreshold = 3.0;  // global_norm_spike_threshold
-inline constexpr int kSpikeCountThreshold = 2;  // global_norm_spike_count_threshold
+inline constexpr double kSpikeThreshold = 3.0;        // global_norm_spike_threshold
+inline constexpr int kSpikeCountThreshold = 2;        // global_norm_spike_count_threshold
+inline constexpr double kEmbeddingThreshold = 270.0;  // CheckpointMonitor's embedding_local_norm_threshold
 inline constexpr int kMicroBatches = 2;
 
 // One parameter of the toy model: a two-layer llama split over the pipeline stages.
@@ -70,6 +71,9 @@ struct MfStepContext {
 
 // What every launch logs before its first step.
 std::vector<Record> startup_records(const MfJobText& job, const MindFormersPlan& plan);
+// The job's config as MindFormers pprints it to stdout at start-up on ranks 0, 8, ... (base_trainer), the parts
+// msmon reads: the data-skip and health-monitor thresholds.
+std::string config_pprint(const MindFormersPlan& plan);
 
 // MFLossMonitor: the wrapper's local-norm dump, the pipeline warning, the step line and the progress line.
 std::vector<Record> step_records(const MfPlannedStep& st, const MfRankStep& rs, const std::vector<MfParam>& params,

@@ -30,9 +30,8 @@ namespace {
 // The simulated job's yaml: monitor_config, CheckpointMonitor, logger, as MindFormers reads them (the data-skip
 // threshold, the health monitor, the log folders). The
 // values its records print as well are in mindformers_records.hpp.
-constexpr double kEmbeddingThreshold = 270.0;  // embedding_local_norm_threshold
-constexpr double kStopSpike = 100;             // gradient factor of the spikes a stop@ fault implies
-constexpr int kBackupCount = 5;                // RotatingFileHandler backupCount
+constexpr double kStopSpike = 100;  // gradient factor of the spikes a stop@ fault implies
+constexpr int kBackupCount = 5;     // RotatingFileHandler backupCount
 constexpr int kEpochs = 2;
 constexpr double kLrMax = 1e-5, kLrMin = 1e-6;
 
@@ -394,6 +393,7 @@ bool run_mindformers_simulation(const SimOptions& sim, const MindFormersOptions&
                                        " [mindspore/graph/_mark_deprecated.py:59] Module 'mindspore.common.api' is "
                                        "deprecated.\n"))
                     return false;
+                if (r % 8 == 0 && !raw_worker(r, config_pprint(plan))) return false;
                 for (const auto& rec : startup_records(job, plan))
                     if (!emit(r, rec)) return false;
                 files[static_cast<std::size_t>(r)].info.close();

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/log/logging.hpp"
+#include "core/sim/mindformers_records.hpp"
 
 namespace msmon {
 
@@ -57,6 +58,10 @@ bool MfTensorboard::start_launch(int launch, std::string& error) {
             {"parallel_config.pipeline_stage", std::to_string(plan_.pipeline_stages)},
             {"runner_config.epochs", std::to_string(plan_.epochs)},
             {"moe_config.expert_num", std::to_string(options_.moe_experts)},
+            {"monitor_config", "{'monitor_on': True, 'global_norm_spike_threshold': " +
+                                   std::to_string(static_cast<int>(kSpikeThreshold)) +
+                                   ".0, 'global_norm_spike_count_threshold': " + std::to_string(kSpikeCountThreshold) +
+                                   "}"},
         };
         for (const auto& [k, v] : config)
             if (!w.text(std::string(k) + "/text_summary", 0, v, wall_)) {

@@ -126,6 +126,11 @@ TEST(TuiHealth, rendered_fixture_shows_checkpoints_skips_and_the_stop) {
         EXPECT_NE(s.find("healthy   RESUME step 3      rank 0   llama3_1_8b_rank_0-3_1.safetensors"), std::string::npos)
             << s;
         EXPECT_NE(s.find("data skipped at 2 steps"), std::string::npos) << s;
+        // Which thresholds the spikes were judged with: the job's own, from its data-skip and stop lines.
+        EXPECT_NE(s.find("\n  spike threshold 3: the job's, from msrun_log/worker_0.log line 15\n"
+                         "  stop after 2 in a row: the job's, from msrun_log/worker_0.log line 38\n"),
+                  std::string::npos)
+            << s;
         std::istringstream in(s);
         int lines = 0;
         for (std::string l; std::getline(in, l); ++lines) {
@@ -192,7 +197,7 @@ TEST(TuiHealth, figures_count_steps_ranks_and_keys_and_one_event_on_every_rank_i
               std::string::npos)
         << s;
     EXPECT_NE(s.find("  spikes >= 3 at 2 steps on 8 ranks; data skipped at 1 step"), std::string::npos) << s;
-    EXPECT_NE(s.find("run config: 4 keys from text summaries, the same on 8 ranks"), std::string::npos) << s;
+    EXPECT_NE(s.find("run config: 5 keys from text summaries, the same on 8 ranks"), std::string::npos) << s;
     EXPECT_NE(s.find("  step 10     8 ranks     checkpoint_saved   Finish saving ckpt of epoch 10"), std::string::npos)
         << s;
     EXPECT_EQ(s.find("rank 1   checkpoint_saved"), std::string::npos) << "one line per save, not one per rank:\n" << s;

@@ -23,9 +23,9 @@ TEST(TuiRunConfig, health_tab_shows_the_config_from_text_summaries) {
         {{"LANG", "C.UTF-8"}, {"LC_ALL", "C.UTF-8"}, {"TERM", "xterm-256color"}, {"XDG_STATE_HOME", tmp / "state"}});
     ASSERT_FALSE(t.wait_for("4 Health", milliseconds(8000)).empty()) << t.capture();
     t.send_keys("4", true);
-    // 4 keys, written by each of 2 ranks; the Health page points to them and its hint bar names the key.
+    // 5 keys, written by each of 2 ranks; the Health page points to them and its hint bar names the key.
     std::string screen =
-        t.wait_for("run config: 4 keys from text summaries, the same on 2 ranks (c shows them)", milliseconds(8000));
+        t.wait_for("run config: 5 keys from text summaries, the same on 2 ranks (c shows them)", milliseconds(8000));
     ASSERT_FALSE(screen.empty()) << t.capture();
     EXPECT_NE(screen.find("c run config"), std::string::npos) << screen;
     // TensorBoard's "loss vs samples" twins count samples (step x batch): not taken for steps.
@@ -38,7 +38,7 @@ TEST(TuiRunConfig, health_tab_shows_the_config_from_text_summaries) {
     t.send_keys("c", true);
     screen = t.wait_for("moe_config.expert_num: 6", milliseconds(5000));
     ASSERT_FALSE(screen.empty()) << t.capture();
-    EXPECT_NE(screen.find("run config: 8 text summaries from 2 ranks, 1 config"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("run config: 10 text summaries from 2 ranks, 1 config"), std::string::npos) << screen;
     EXPECT_NE(screen.find("ranks 0-1 (2, the same config)"), std::string::npos) << screen;
     EXPECT_NE(screen.find("run_mode: train"), std::string::npos) << screen;
     EXPECT_NE(screen.find("parallel_config.pipeline_stage: 2"), std::string::npos) << screen;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/detect/rules.hpp"
+#include "core/parse/job_threshold_text.hpp"
 
 namespace msmon::tui {
 
@@ -56,6 +57,12 @@ HealthModel collect_health(Reader& reader, const HealthModel* previous) {
             m.embedding_high_steps.insert(a.step);
             m.embedding_threshold = a.reference;
         }
+    }
+    // The thresholds in use win over the ones a finding recorded (the job's may have come after it).
+    m.thresholds = reader.thresholds_used();
+    for (const auto& t : m.thresholds) {
+        if (t.key == kSpikeThresholdKey && t.value) m.spike_threshold = t.value;
+        if (t.key == kEmbeddingThresholdKey && t.value) m.embedding_threshold = t.value;
     }
     m.global_norm = max_over_ranks(reader, "global_norm");
     m.embedding_norm = max_over_ranks(reader, "embedding_local_norm");

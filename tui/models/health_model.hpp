@@ -32,6 +32,7 @@ struct HealthModel {
     std::set<std::int64_t> spike_steps, embedding_high_steps, data_skip_steps;
     std::set<int> spike_ranks;
     std::optional<double> spike_threshold, embedding_threshold;
+    std::vector<ThresholdUse> thresholds;  // what the checks were judged with, and whose (store/reader.hpp)
     std::vector<RankProgress> ranks;
     // msprobe's new run folders (steps trained again), then MindFormers' relaunches in its logs.
     std::vector<Restart> restarts;

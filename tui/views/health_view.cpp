@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/parse/job_threshold_text.hpp"
 #include "core/text/counted.hpp"
 #include "core/text/display_escape.hpp"
 #include "tui/tab_table.hpp"
@@ -37,6 +38,21 @@ std::string last_line(const std::string& text) {
     while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
     const auto nl = t.rfind('\n');
     return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// Each of `keys` the checks were judged with, and whose it is (a flag, the job's, MindFormers' default).
+void threshold_lines(std::vector<Line>& lines, const std::vector<ThresholdUse>& uses,
+                     std::initializer_list<const char*> keys) {
+    const Style dim{Color::dim, Color::none, kPlain};
+    for (const char* key : keys)
+        for (const auto& u : uses) {
+            if (u.key != key) continue;
+            const std::string value = u.value ? num(*u.value) : "none";
+            const std::string what = u.key == kSpikeThresholdKey        ? "  spike threshold " + value
+                                     : u.key == kSpikeCountThresholdKey ? "  stop after " + value + " in a row"
+                                                                        : "  threshold " + value;
+            lines.push_back({u.value ? what + ": " + u.source : "  " + u.source, dim});
+        }
 }
 
 }  // namespace
@@ -178,6 +194,7 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                           (model_.spike_ranks.size() == 1 ? " rank" : " ranks");
         spike_text += "; data skipped at " + std::to_string(skips) + (skips == 1 ? " step" : " steps");
         lines.push_back({spike_text, spikes || skips ? Style{Color::warn, Color::none, kBold} : Style{}});
+        threshold_lines(lines, model_.thresholds, {kSpikeThresholdKey, kSpikeCountThresholdKey});
     }
     if (!model_.embedding_norm.empty()) {
         const auto& last = model_.embedding_norm.back();
@@ -187,6 +204,7 @@ void HealthView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                                                    counted(model_.embedding_high_steps.size(), "step") + " over"
                                              : ""),
              !model_.embedding_high_steps.empty() ? Style{Color::warn, Color::none, kBold} : Style{}});
+        threshold_lines(lines, model_.thresholds, {kEmbeddingThresholdKey});
     }
     if (!model_.restarts.empty()) {
         lines.push_back({"restarts: " + std::to_string(model_.restarts.size()), head});
