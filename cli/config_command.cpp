@@ -142,7 +142,9 @@ int run_config_command(int argc, char** argv) {
             std::printf("  dynamic_on %s, collect_times %s (dynamic mode needs DYNAMIC_MONITOR=True in the job)\n",
                         escape_for_display(doc.value("dynamic_on", json(false)).dump(), 40).c_str(),
                         escape_for_display(doc.value("collect_times", json("default 1e8")).dump(), 40).c_str());
-        else std::printf("  %s\n", escape_for_display(monitor_v2_window_text(doc)).c_str());
+        else
+            std::printf("  read once, when the job starts (no dynamic mode); collects %s\n",
+                        escape_for_display(monitor_v2_window_text(doc)).c_str());
         print_check(check);
         if (check.ok() && check.warnings.empty()) std::printf("  msprobe accepts this config as it is\n");
         const auto& fields = monitor_config_fields(version);

@@ -382,7 +382,7 @@ std::string monitor_v2_window_text(const json& c) {
     const long long times = int_arg(doc, "collect_times", 1, 100000000, "", ignored);
     const bool explicit_stop =
         doc.contains("stop_step") && is_int(doc["stop_step"]) && doc["stop_step"].get<long long>() >= start;
-    std::string text = "monitor_v2 reads this file once, when the job starts (no dynamic mode): ";
+    std::string text;
     if (explicit_stop && doc["stop_step"].get<long long>() == start)
         text += "collects nothing (stop_step = start_step)";
     else if (explicit_stop)

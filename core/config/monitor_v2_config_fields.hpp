@@ -21,8 +21,8 @@ ConfigCheck validate_monitor_v2_config(const nlohmann::ordered_json& config);
 // monitors.cc is enabled with cc_log_only a real `true`: msprobe's docs warn that it may interrupt training.
 bool monitor_v2_aborts_training(const nlohmann::ordered_json& config);
 
-// One line on what the job will collect, as msprobe derives it: "reads this file once, when the job starts (no
-// dynamic mode): steps 0-99, every step; monitors weight_grad".
+// What the job will collect, as msprobe derives it from the file it reads at start: "steps 10-19, every step;
+// monitors module, weight_grad", "from step 0, every step, at most 100 times; monitors weight_grad".
 std::string monitor_v2_window_text(const nlohmann::ordered_json& config);
 
 }  // namespace msmon

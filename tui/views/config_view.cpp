@@ -283,7 +283,7 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                               : state_.phase == CollectionState::Phase::waiting  ? kWarn
                               : state_.phase == CollectionState::Phase::finished ? kWarn
                                                                                  : kFaint;
-    if (v2) buf.text(x, row++, monitor_v2_window_text(editor_->on_disk()), kFaint, width);
+    if (v2) buf.text(x, row++, "the job collects " + monitor_v2_window_text(editor_->on_disk()), kFaint, width);
     else buf.text(x, row++, state_.text, state_style, width);
     const ConfigCheck check = editor_->check();
     if (!check.ok()) buf.text(x, row++, "REJECTED by msprobe (cannot be saved): " + check.errors.front(), kBad, width);
@@ -301,7 +301,7 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     // monitor_v2's nested fields ("monitors.weight_grad.micro_batch_number") widen the name column; the value
     // column gives way on a narrow screen so that the help keeps some room.
     int name_w = 22;
-    for (const auto& f : r) name_w = std::clamp(static_cast<int>(f.key.size()), name_w, 38);
+    for (const auto& f : r) name_w = std::clamp(static_cast<int>(f.key.size()), name_w, 40);
     const int value_w = std::clamp(width - (2 + name_w + 1) - 8 - 20, 12, 28);
     char head[160];
     std::snprintf(head, sizeof head, "  %-*s %-*s %-6s %s", name_w, "field", value_w, "value", "type", "what");
