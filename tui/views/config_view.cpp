@@ -302,7 +302,7 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     // column gives way on a narrow screen so that the help keeps some room.
     int name_w = 22;
     for (const auto& f : r) name_w = std::clamp(static_cast<int>(f.key.size()), name_w, 40);
-    const int value_w = std::clamp(width - (2 + name_w + 1) - 8 - 20, 12, 28);
+    const int value_w = name_w > 22 ? std::clamp(width - (2 + name_w + 1) - 8 - 20, 12, 28) : 28;
     char head[160];
     std::snprintf(head, sizeof head, "  %-*s %-*s %-6s %s", name_w, "field", value_w, "value", "type", "what");
     buf.text(x, row++, head, kFaint, width);
