@@ -1,12 +1,15 @@
 // msmon config: show the monitor config with msprobe's validation, and change it safely while training runs.
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "core/args/arg_parser.hpp"
 #include "core/config/config_file.hpp"
+#include "core/config/config_patch.hpp"
 #include "core/config/guarded_save.hpp"
-#include "core/config/monitor_config_fields.hpp"
+#include "core/config/monitor_config_schema.hpp"
+#include "core/config/monitor_v2_config_fields.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
 
@@ -32,7 +35,12 @@ const CommandSpec kConfigSpec{
     "msmon waits for a trainer write-back burst to end before writing, watches the file for --settle-ms after\n"
     "it, and writes the change again if a write-back raced it (exit 1 if it never stuck). A config msprobe would\n"
     "reject is not written. print_struct and cc_distribution.cc_log_only abort\n"
-    "training: changing them needs --yes.",
+    "training: changing them needs --yes.\n"
+    "A monitor_v2 config (TrainerMonitorV2: a `monitors` object, or keys such as stop_step and output_dir) is\n"
+    "shown and checked by monitor_v2's own rules, its nested fields set by path (monitors.weight_grad.enabled=true);\n"
+    "monitors.cc.cc_log_only may interrupt training and needs --yes. monitor_v2 reads its config once, when the\n"
+    "job starts: it has no dynamic mode, so enable, stop and disable refuse it (set start_step/stop_step and\n"
+    "restart the job).",
     {
         {"--collect-times", "N", "with enable: how many collections (resets the count)"},
         {"--yes", "", "write even though the change aborts training (print_struct, cc_log_only)"},
@@ -114,12 +122,14 @@ int run_config_command(int argc, char** argv) {
                      escape_for_terminal(read.error).c_str());
         return kExitFailure;
     }
+    const MonitorConfigVersion version = monitor_config_version(read.doc);
     if (verb == "show") {
         const json& doc = read.doc;
-        const ConfigCheck check = validate_monitor_config(doc);
+        const ConfigCheck check = check_monitor_config(doc);
         if (args->has("--json")) {
             json out;
             out["path"] = path;
+            out["version"] = version_id(version);
             out["config"] = doc;
             out["errors"] = check.errors;
             out["warnings"] = check.warnings;
@@ -127,18 +137,39 @@ int run_config_command(int argc, char** argv) {
             return kExitOk;
         }
         std::printf("%s\n", escape_for_terminal(path).c_str());
-        std::printf("  dynamic_on %s, collect_times %s (dynamic mode needs DYNAMIC_MONITOR=True in the job)\n",
-                    escape_for_display(doc.value("dynamic_on", json(false)).dump(), 40).c_str(),
-                    escape_for_display(doc.value("collect_times", json("default 1e8")).dump(), 40).c_str());
+        std::printf("  %s config\n", version_title(version));
+        if (has_dynamic_mode(version))
+            std::printf("  dynamic_on %s, collect_times %s (dynamic mode needs DYNAMIC_MONITOR=True in the job)\n",
+                        escape_for_display(doc.value("dynamic_on", json(false)).dump(), 40).c_str(),
+                        escape_for_display(doc.value("collect_times", json("default 1e8")).dump(), 40).c_str());
+        else
+            std::printf("  read once, when the job starts (no dynamic mode); collects %s\n",
+                        escape_for_display(monitor_v2_window_text(doc)).c_str());
         print_check(check);
         if (check.ok() && check.warnings.empty()) std::printf("  msprobe accepts this config as it is\n");
-        std::printf("\n%-22s %-6s %-14s %s\n", "field", "type", "value", "what / msprobe's rule");
-        for (const auto& f : monitor_config_fields()) {
-            const std::string value = doc.contains(f.name) ? doc[f.name].dump() : std::string("(") + f.fallback + ")";
-            std::printf("%-22s %-6s %-14s %s%s; %s\n", f.name, f.type, escape_for_display(value, 14).c_str(), f.help,
-                        f.aborts_training ? " [ABORTS TRAINING]" : "", f.rule);
+        const auto& fields = monitor_config_fields(version);
+        int name_w = 22;
+        for (const auto& f : fields) name_w = std::max(name_w, static_cast<int>(std::string(f.name).size()) + 1);
+        std::printf("\n%-*s %-6s %-14s %s\n", name_w, "field", "type", "value", "what / msprobe's rule");
+        for (const auto& f : fields) {
+            const json* v = find_path(doc, field_path(f));
+            const std::string value = v ? v->dump() : std::string("(") + f.fallback + ")";
+            std::printf(
+                "%-*s %-6s %-14s %s%s; %s\n", name_w, f.name, f.type, escape_for_display(value, 14).c_str(), f.help,
+                f.aborts_training ? (has_dynamic_mode(version) ? " [ABORTS TRAINING]" : " [MAY ABORT TRAINING]") : "",
+                f.rule);
         }
         return kExitOk;
+    }
+    if (!has_dynamic_mode(version) && verb != "set") {
+        std::fprintf(stderr,
+                     "msmon config: %s is a monitor_v2 config (TrainerMonitorV2): it has no dynamic mode, so there "
+                     "is no collection to %s — nothing was written. monitor_v2 reads the file once, when the job "
+                     "starts: choose what to collect with `msmon config set %s start_step=N stop_step=M "
+                     "monitors.weight_grad.enabled=true` (stop_step is excluded) and restart the job.\n",
+                     escape_for_terminal(path).c_str(), verb == "enable" ? "start" : "stop",
+                     escape_for_terminal(path).c_str());
+        return kExitFailure;
     }
     std::optional<long long> settle_ms;
     if (auto v = args->value("--settle-ms")) {
@@ -170,15 +201,17 @@ int run_config_command(int argc, char** argv) {
     }
     const bool yes = args->has("--yes");
     const SaveVeto veto = [yes](const json& before, const json& after) -> std::string {
-        const ConfigCheck c = validate_monitor_config(after);
+        const ConfigCheck c = check_monitor_config(after);
         if (!c.ok()) {
             std::string why = "not written — msprobe would reject it:";
             for (const auto& e : c.errors) why += "\n  " + e;
             return why;
         }
-        if (config_aborts_training(after) && !config_aborts_training(before) && !yes)
-            return "not written — print_struct or cc_distribution.cc_log_only ABORTS training; add --yes to write it "
-                   "anyway";
+        if (monitor_config_aborts_training(after) && !monitor_config_aborts_training(before) && !yes)
+            return std::string("not written — ") + aborting_fields_text(monitor_config_version(after)) +
+                   (has_dynamic_mode(monitor_config_version(after)) ? " ABORTS training"
+                                                                    : " MAY INTERRUPT training (msprobe's docs)") +
+                   "; add --yes to write it anyway";
         return {};
     };
     SaveTiming timing;
@@ -213,8 +246,9 @@ int run_config_command(int argc, char** argv) {
         return kExitFailure;
     }
     const json& doc = report.saved;
-    const ConfigCheck check = validate_monitor_config(doc);
-    if (verb == "set" && doc.value("dynamic_on", json(false)) == json(true))
+    const ConfigCheck check = check_monitor_config(doc);
+    const bool v2_saved = !has_dynamic_mode(monitor_config_version(doc));
+    if (verb == "set" && !v2_saved && doc.value("dynamic_on", json(false)) == json(true))
         std::printf(
             "dynamic_on is true: the trainer reloads on this save, which restarts the collection (count from 0, "
             "anomaly.json emptied if alert.dump).\n");
@@ -233,6 +267,8 @@ int run_config_command(int argc, char** argv) {
             "dynamic_on false: no new collection starts; a collection already running continues until its "
             "collect_times (use `msmon config stop` to end it).\n");
     else std::printf("written: %s\n", escape_for_terminal(path).c_str());
+    if (v2_saved)
+        std::printf("monitor_v2 reads its config once, when the job starts: this applies at the job's next start.\n");
     return kExitOk;
 }
 

@@ -1,6 +1,6 @@
 // libFuzzer target: the monitor config as msmon reads it (parse_monitor_config_text, what read_monitor_config
-// does with each read), then validate_monitor_config, then the render/parse round trip that every save goes
-// through.
+// does with each read), then check_monitor_config (v1's or monitor_v2's rules), then the render/parse round trip
+// that every save goes through.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 
 #include "core/config/config_file.hpp"
 #include "core/config/config_text_edit.hpp"
-#include "core/config/monitor_config_fields.hpp"
+#include "core/config/monitor_config_schema.hpp"
 
 namespace {
 
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
 
-    const msmon::ConfigCheck first = msmon::validate_monitor_config(doc);
+    const msmon::ConfigCheck first = msmon::check_monitor_config(doc);
 
     // What msmon writes must read back as the same document, validate the same, and render the same again.
     const std::string text = msmon::render_monitor_config(doc);
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(!again.is_discarded());
     check(again == doc);
     check(msmon::render_monitor_config(again) == text);
-    const msmon::ConfigCheck second = msmon::validate_monitor_config(again);
+    const msmon::ConfigCheck second = msmon::check_monitor_config(again);
     check(first.errors == second.errors && first.warnings == second.warnings);
 
     if (!doc.is_object()) return 0;

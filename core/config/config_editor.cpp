@@ -1,6 +1,8 @@
 // ConfigEditor: unsaved edits against the file, external changes, conflicts, saving.
 #include "core/config/config_editor.hpp"
 
+#include <algorithm>
+
 namespace msmon {
 
 using json = nlohmann::ordered_json;
@@ -99,40 +101,63 @@ bool ConfigEditor::poll() {
 
 std::vector<ConfigRow> ConfigEditor::rows() const {
     std::vector<ConfigRow> out;
-    for (const auto& f : monitor_config_fields()) {
+    const auto& fields = monitor_config_fields(version());
+    for (const auto& f : fields) {
         ConfigRow row;
         row.key = f.name;
+        row.path = field_path(f);
         row.field = &f;
-        row.present = edited_.contains(f.name);
-        row.value = row.present ? edited_[f.name] : json::parse(f.fallback);
-        row.changed = row.present != base_.contains(f.name) || (row.present && base_[f.name] != edited_[f.name]);
+        const json* now = find_path(edited_, row.path);
+        const json* was = find_path(base_, row.path);
+        row.present = now != nullptr;
+        row.value = now ? *now : json::parse(f.fallback);
+        row.changed = (now == nullptr) != (was == nullptr) || (now && !same_config_value(*now, *was));
         out.push_back(std::move(row));
     }
-    for (auto it = edited_.begin(); it != edited_.end(); ++it) {
-        bool known = false;
-        for (const auto& f : monitor_config_fields()) known = known || it.key() == f.name;
-        if (known) continue;
-        ConfigRow row;
-        row.key = it.key();
-        row.present = true;
-        row.value = *it;
-        row.changed = !base_.contains(it.key()) || base_[it.key()] != *it;
-        out.push_back(std::move(row));
-    }
+    add_unknown_rows(edited_, {}, fields, out);
     return out;
 }
 
+void ConfigEditor::add_unknown_rows(const json& node, const std::vector<std::string>& prefix,
+                                    const std::vector<ConfigField>& fields, std::vector<ConfigRow>& out) const {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        std::vector<std::string> path = prefix;
+        path.push_back(it.key());
+        bool leaf = false, container = false;
+        for (const auto& f : fields) {
+            const auto fp = field_path(f);
+            leaf = leaf || fp == path;
+            container = container || (fp.size() > path.size() && std::equal(path.begin(), path.end(), fp.begin()));
+        }
+        if (leaf) continue;
+        if (container && it->is_object()) {
+            add_unknown_rows(*it, path, fields, out);
+            continue;
+        }
+        ConfigRow row;
+        row.key = path_text(path);
+        row.path = path;
+        row.present = true;
+        row.value = *it;
+        const json* was = find_path(base_, path);
+        row.changed = !was || !same_config_value(*was, *it);
+        out.push_back(std::move(row));
+    }
+}
+
 bool ConfigEditor::pending_aborts_training() const {
+    if (version() == MonitorConfigVersion::v2)
+        return monitor_config_aborts_training(edited_) && !monitor_config_aborts_training(base_);
     return turned_on(base_, edited_, "print_struct") || turned_on(base_, edited_, "cc_distribution", "cc_log_only");
 }
 
-void ConfigEditor::toggle(const std::string& key) {
-    const json* v = find_path(edited_, {key});
+void ConfigEditor::toggle(const std::vector<std::string>& path) {
+    const json* v = find_path(edited_, path);
     const bool now = v && v->is_boolean() && v->get<bool>();
-    edited_[key] = !now;
+    edited_ = apply_patch(edited_, {{path, json(!now)}});
 }
 
-bool ConfigEditor::set(const std::string& key, const std::string& text, std::string& error) {
+bool ConfigEditor::set(const std::vector<std::string>& path, const std::string& text, std::string& error) {
     json value;
     try {
         value = json::parse(text);
@@ -143,22 +168,27 @@ bool ConfigEditor::set(const std::string& key, const std::string& text, std::str
         }
         value = text;  // a bare word: a string (format csv, sa_order ...)
     }
-    edited_[key] = std::move(value);
+    edited_ = apply_patch(edited_, {{path, std::move(value)}});
     return true;
 }
 
-void ConfigEditor::remove(const std::string& key) {
-    edited_.erase(key);
+void ConfigEditor::remove(const std::vector<std::string>& path) {
+    // Only what is there: removing a nested key must not create its parents.
+    if (find_path(edited_, path)) edited_ = apply_patch(edited_, {{path, std::nullopt}});
 }
 
-void ConfigEditor::start_collection(long long collect_times) {
+bool ConfigEditor::start_collection(long long collect_times) {
+    if (!has_dynamic_mode(version())) return false;
     edited_["dynamic_on"] = true;
     edited_["collect_times"] = collect_times;
+    return true;
 }
 
-void ConfigEditor::stop_collection() {
+bool ConfigEditor::stop_collection() {
+    if (!has_dynamic_mode(version())) return false;
     edited_["dynamic_on"] = true;
     edited_["collect_times"] = 0;
+    return true;
 }
 
 void ConfigEditor::keep_mine() {
@@ -194,7 +224,7 @@ SaveReport ConfigEditor::save(const SaveTiming& timing) {
     report = guarded_save(
         target_, patch,
         [](const json&, const json& after) -> std::string {
-            const ConfigCheck c = validate_monitor_config(after);
+            const ConfigCheck c = check_monitor_config(after);
             return c.ok() ? std::string() : "not written — msprobe would reject it: " + c.errors.front();
         },
         timing);

@@ -10,13 +10,15 @@
 #include "core/config/config_file.hpp"
 #include "core/config/config_patch.hpp"
 #include "core/config/guarded_save.hpp"
-#include "core/config/monitor_config_fields.hpp"
+#include "core/config/monitor_config_schema.hpp"
 
 namespace msmon {
 
-// One line of the form: a field of msprobe's table, or a key msprobe does not know (kept as it is).
+// One line of the form: a field of msprobe's table (of the config's version), or a key msprobe does not know
+// (kept as it is). monitor_v2's nested fields are rows of their own: key "monitors.cc.cc_log_only".
 struct ConfigRow {
-    std::string key;
+    std::string key;                     // the path as text
+    std::vector<std::string> path;       // the path itself (object keys may contain dots)
     const ConfigField* field = nullptr;  // nullptr: unknown key
     bool present = false;                // in the edited document (else msprobe's default applies)
     nlohmann::ordered_json value;        // the edited value, or the default when absent
@@ -48,17 +50,25 @@ public:
     const nlohmann::ordered_json& on_disk() const { return base_; }
     ConfigPatch pending() const { return diff_configs(base_, edited_); }
     std::vector<std::string> pending_lines() const { return describe_patch(base_, pending()); }
-    ConfigCheck check() const { return validate_monitor_config(edited_); }
+    // v1 or monitor_v2, by the edited document's keys: which table, rules and actions apply.
+    MonitorConfigVersion version() const { return monitor_config_version(edited_); }
+    ConfigCheck check() const { return check_monitor_config(edited_); }
     // Would the pending change start something that aborts training (print_struct, cc_log_only turned on)?
     bool pending_aborts_training() const;
 
-    // Edits (nothing is written until save()).
-    void toggle(const std::string& key);
+    // Edits (nothing is written until save()). A key path reaches nested fields; a bare key is a top-level one.
+    void toggle(const std::vector<std::string>& path);
+    void toggle(const std::string& key) { toggle(std::vector<std::string>{key}); }
     // `text` is JSON; a bare word is taken as a string. Returns false with `error` when it is not usable.
-    bool set(const std::string& key, const std::string& text, std::string& error);
-    void remove(const std::string& key);
-    void start_collection(long long collect_times);  // dynamic_on true + collect_times N (the reset)
-    void stop_collection();                          // dynamic_on true + collect_times 0
+    bool set(const std::vector<std::string>& path, const std::string& text, std::string& error);
+    bool set(const std::string& key, const std::string& text, std::string& error) {
+        return set(std::vector<std::string>{key}, text, error);
+    }
+    void remove(const std::vector<std::string>& path);
+    void remove(const std::string& key) { remove(std::vector<std::string>{key}); }
+    // v1's dynamic mode; false (and nothing changed) for a monitor_v2 config, which has none.
+    bool start_collection(long long collect_times);  // dynamic_on true + collect_times N (the reset)
+    bool stop_collection();                          // dynamic_on true + collect_times 0
     void discard_edits() { edited_ = base_; }
 
     // Writes the pending change (guarded_save). Refused while a conflict is open or when msprobe would reject it.
@@ -76,6 +86,9 @@ public:
     const timespec& write_back_time() const { return write_back_time_; }
 
 private:
+    // Keys no field of `fields` names, under `node` (at `prefix`), recursing into objects that hold fields.
+    void add_unknown_rows(const nlohmann::ordered_json& node, const std::vector<std::string>& prefix,
+                          const std::vector<ConfigField>& fields, std::vector<ConfigRow>& out) const;
     void adopt(const nlohmann::ordered_json& doc, const FileStamp& stamp);
     // The file's stamp now (pinned afresh: the folder may have been replaced since); size -1 when it cannot be.
     FileStamp stamp_now() const;

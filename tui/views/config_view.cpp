@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/config/monitor_v2_config_fields.hpp"
 #include "tui/tab_table.hpp"
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/frame.hpp"
@@ -80,19 +81,20 @@ ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move
         {{kKeyUp, 'k'}, "k/Up", "previous field", [move] { return move(-1); }},
         {{' '}, "Space", "toggle a true/false field", with_editor([this] {
              const auto r = rows();
-             if (selected_ < r.size() && is_bool_row(r[selected_])) editor_->toggle(r[selected_].key);
+             if (selected_ < r.size() && is_bool_row(r[selected_])) editor_->toggle(r[selected_].path);
              return Reaction::redraw;
          })},
         {{kKeyEnter}, "Enter", "edit the value as JSON (true/false fields toggle)", with_editor([this] { return begin_edit(); })},
-        {{'c'}, "c", "start a collection: dynamic_on true + collect_times N (the count restarts)", with_editor([this] {
+        {{'c'}, "c", "start a collection: dynamic_on true + collect_times N (the count restarts; v1 only)", with_editor([this] {
+             if (!has_dynamic_mode(editor_->version())) return explain_no_dynamic_mode();
              mode_ = Mode::collect_times;
              const json* ct = find_path(editor_->edited(), {"collect_times"});
              input_.start(ct && ct->is_number_integer() && ct->get<long long>() > 0 ? ct->dump() : "5");
              return Reaction::redraw;
          })},
-        {{'x'}, "x", "stop a running collection early (dynamic_on true + collect_times 0: one more step)",
+        {{'x'}, "x", "stop a running collection early (dynamic_on true + collect_times 0: one more step; v1 only)",
          with_editor([this] {
-             editor_->stop_collection();
+             if (!editor_->stop_collection()) return explain_no_dynamic_mode();
              mode_ = Mode::review;
              return Reaction::redraw;
          })},
@@ -107,7 +109,7 @@ ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move
          })},
         {{'D'}, "D", "remove the key from the file (msprobe's default applies)", with_editor([this] {
              const auto r = rows();
-             if (selected_ < r.size()) editor_->remove(r[selected_].key);
+             if (selected_ < r.size()) editor_->remove(r[selected_].path);
              return Reaction::redraw;
          })},
         {{'r'}, "r", "re-read the file (drops unsaved changes)", [this] {
@@ -145,7 +147,7 @@ ConfigView::ConfigView(std::unique_ptr<ConfigEditor> editor) : editor_(std::move
         {{'y', kKeyEnter}, "y/Enter", "save (atomic rename; msmon saves again if a trainer write-back races it)", [this] {
              return editor_->pending_aborts_training() ? Reaction::redraw : save();
          }},
-        {{'Y'}, "Y", "save a change that aborts training (print_struct, cc_distribution.cc_log_only)", [this] {
+        {{'Y'}, "Y", "save a change that aborts training (print_struct, cc_log_only)", [this] {
              return editor_->pending_aborts_training() ? save() : Reaction::redraw;
          }},
         {{'n', kKeyEscape}, "n/Esc", "back to the form", [this] {
@@ -183,11 +185,12 @@ Reaction ConfigView::begin_edit() {
     const auto r = rows();
     if (selected_ >= r.size()) return Reaction::none;
     if (is_bool_row(r[selected_])) {
-        editor_->toggle(r[selected_].key);
+        editor_->toggle(r[selected_].path);
         return Reaction::redraw;
     }
     mode_ = Mode::edit;
     input_key_ = r[selected_].key;
+    input_path_ = r[selected_].path;
     input_.start(r[selected_].value.is_string() ? r[selected_].value.get<std::string>() : r[selected_].value.dump());
     return Reaction::redraw;
 }
@@ -206,12 +209,19 @@ Reaction ConfigView::finish_input() {
         return Reaction::redraw;
     }
     std::string error;
-    if (!editor_->set(input_key_, input_.commit(), error)) {
+    if (!editor_->set(input_path_, input_.commit(), error)) {
         message_ = error;
         return Reaction::redraw;
     }
     mode_ = Mode::form;
     message_.clear();
+    return Reaction::redraw;
+}
+
+Reaction ConfigView::explain_no_dynamic_mode() {
+    message_ =
+        "monitor_v2 has no dynamic mode: it reads this file once, when the job starts. Set start_step/stop_step "
+        "(or collect_times) and the monitors, save, and restart the job.";
     return Reaction::redraw;
 }
 
@@ -256,9 +266,13 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         return;
     }
     int row = y;
-    buf.text(x, row, "monitor config ", kTitle, width);
-    buf.text(x + 15, row++, editor_->path() + "   (takes effect while training only with DYNAMIC_MONITOR=True)", {},
-             width - 15);
+    const bool v2 = editor_->loaded() && editor_->version() == MonitorConfigVersion::v2;
+    const std::string title = v2 ? "monitor_v2 config " : "monitor config ";
+    buf.text(x, row, title, kTitle, width);
+    buf.text(x + static_cast<int>(title.size()), row++,
+             editor_->path() + (v2 ? "   (read once, when the job starts: no dynamic mode)"
+                                   : "   (takes effect while training only with DYNAMIC_MONITOR=True)"),
+             {}, width - static_cast<int>(title.size()));
     if (!editor_->loaded()) {
         // Wrapped: a refusal (a link, a FIFO) ends with the way around it.
         for (const auto& line : wrap("cannot read it: " + editor_->load_error(), width))
@@ -269,7 +283,8 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                               : state_.phase == CollectionState::Phase::waiting  ? kWarn
                               : state_.phase == CollectionState::Phase::finished ? kWarn
                                                                                  : kFaint;
-    buf.text(x, row++, state_.text, state_style, width);
+    if (v2) buf.text(x, row++, "the job collects " + monitor_v2_window_text(editor_->on_disk()), kFaint, width);
+    else buf.text(x, row++, state_.text, state_style, width);
     const ConfigCheck check = editor_->check();
     if (!check.ok()) buf.text(x, row++, "REJECTED by msprobe (cannot be saved): " + check.errors.front(), kBad, width);
     else if (!check.warnings.empty())
@@ -282,11 +297,16 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
     const bool alarming = notice.find("NOT") != std::string::npos || notice.find("changed") != std::string::npos ||
                           notice.find("racing") != std::string::npos;
     buf.text(x, row++, notice, alarming ? kWarn : kFaint, width);
+    const auto r = rows();
+    // monitor_v2's nested fields ("monitors.weight_grad.micro_batch_number") widen the name column; the value
+    // column gives way on a narrow screen so that the help keeps some room.
+    int name_w = 22;
+    for (const auto& f : r) name_w = std::clamp(static_cast<int>(f.key.size()), name_w, 40);
+    const int value_w = name_w > 22 ? std::clamp(width - (2 + name_w + 1) - 8 - 20, 12, 28) : 28;
     char head[160];
-    std::snprintf(head, sizeof head, "  %-22s %-28s %-6s %s", "field", "value", "type", "what");
+    std::snprintf(head, sizeof head, "  %-*s %-*s %-6s %s", name_w, "field", value_w, "value", "type", "what");
     buf.text(x, row++, head, kFaint, width);
 
-    const auto r = rows();
     const int footer = 1;
     const int visible = std::max(1, y + height - row - footer);
     selected_ = std::min(selected_, r.empty() ? 0 : r.size() - 1);
@@ -298,7 +318,7 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         const bool sel = k == selected_;
         const std::string value = f.present ? f.value.dump() : "(default " + f.value.dump() + ")";
         char line[512];
-        std::snprintf(line, sizeof line, "%c%c%-22s ", sel ? '>' : ' ', f.changed ? '*' : ' ', f.key.c_str());
+        std::snprintf(line, sizeof line, "%c%c%-*s ", sel ? '>' : ' ', f.changed ? '*' : ' ', name_w, f.key.c_str());
         Style base = sel ? Style{Color::none, Color::none, kReverse} : Style{};
         if (sel) buf.fill(x, row + i, width, 1, U' ', base);
         int col = buf.text(
@@ -306,11 +326,11 @@ void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
             f.changed ? Style{Color::warn, Color::none, static_cast<std::uint8_t>(base.attr | kBold)} : base, width);
         Style vstyle = base;
         if (!f.present) vstyle.fg = Color::dim;
-        col += buf.text(x + col, row + i, value, vstyle, 28);
-        col = std::max(col, 2 + 23 + 28);
+        col += buf.text(x + col, row + i, value, vstyle, value_w);
+        col = std::max(col, 2 + name_w + 1 + value_w);
         col += buf.text(x + col, row + i, std::string(" ") + (f.field ? f.field->type : "kept"),
                         Style{Color::dim, Color::none, base.attr}, 7);
-        col = std::max(col, 2 + 23 + 28 + 7);
+        col = std::max(col, 2 + name_w + 1 + value_w + 7);
         std::string what = f.field ? f.field->help : "not an msprobe key: kept as it is";
         Style wstyle{Color::dim, Color::none, base.attr};
         if (f.field && f.field->aborts_training) wstyle = Style{Color::bad, Color::none, base.attr};
@@ -345,7 +365,8 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
     const ConfigCheck check = editor_->check();
     for (const auto& e : check.errors) lines.push_back({"REJECTED by msprobe: " + e + " — fix it first", kBad});
     for (const auto& w : check.warnings) lines.push_back({"warning: " + w, kWarn});
-    if (doc.value("dynamic_on", json(false)) == json(true)) {
+    const bool v2 = editor_->version() == MonitorConfigVersion::v2;
+    if (!v2 && doc.value("dynamic_on", json(false)) == json(true)) {
         if (doc.value("collect_times", json(-1)) == json(0))
             lines.push_back(
                 {"Stops the running collection: msprobe ignores dynamic_on false while collecting, so this writes "
@@ -358,8 +379,15 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
                  "restarts from 0, and anomaly.json is emptied when alert.dump is on.",
                  {}});
     }
-    lines.push_back({"The job must run with DYNAMIC_MONITOR=True; otherwise it read this file once at start.", kFaint});
-    if (step_ms_ > 0)
+    if (v2)
+        lines.push_back(
+            {"monitor_v2 reads this file once, when the job starts: the change applies at the job's next "
+             "start (it has no dynamic mode).",
+             kFaint});
+    else
+        lines.push_back(
+            {"The job must run with DYNAMIC_MONITOR=True; otherwise it read this file once at start.", kFaint});
+    if (!v2 && step_ms_ > 0)
         lines.push_back(
             {"After saving over a running collection msmon watches one step (" +
                  std::to_string(std::min(step_ms_, 3000)) +
@@ -369,8 +397,9 @@ void ConfigView::draw_review(ScreenBuffer& buf, int x, int y, int width, int hei
     const bool aborts = editor_->pending_aborts_training();
     if (aborts)
         lines.push_back(
-            {"print_struct / cc_distribution.cc_log_only ABORT TRAINING after the first step. Press Y "
-             "(capital) to save anyway, Esc to cancel.",
+            {std::string(v2 ? "monitors.cc.cc_log_only MAY INTERRUPT TRAINING (msprobe's docs)"
+                            : "print_struct / cc_distribution.cc_log_only ABORT TRAINING after the first step") +
+                 ". Press Y (capital) to save anyway, Esc to cancel.",
              kBad});
     else if (check.ok())
         lines.push_back(

@@ -32,6 +32,8 @@ private:
     Reaction begin_edit();
     Reaction finish_input();
     Reaction save();
+    // `c`/`x` on a monitor_v2 config: it has no dynamic mode; says what to do instead.
+    Reaction explain_no_dynamic_mode();
     void draw_review(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs);
     void draw_conflict(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs);
 
@@ -40,6 +42,7 @@ private:
     Mode mode_ = Mode::form;
     LineEditor input_;
     std::string input_key_, message_;
+    std::vector<std::string> input_path_;  // the field being typed, as a key path
     std::size_t selected_ = 0, top_ = 0;
     std::vector<std::int64_t> steps_;
     std::optional<std::int64_t> steps_at_save_;
