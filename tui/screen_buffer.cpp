@@ -6,6 +6,7 @@
 
 #include "core/text/display_escape.hpp"
 #include "core/text/utf8.hpp"
+#include "tui/glyph_stand_ins.hpp"
 
 namespace msmon::tui {
 
@@ -134,7 +135,7 @@ void ScreenBuffer::fill(int x, int y, int w, int h, char32_t ch, Style style) {
         for (int col = x0; col + step <= x1; col += step) put(col, row, ch, style);
 }
 
-std::string ScreenBuffer::to_text() const {
+std::string ScreenBuffer::to_text(bool unicode) const {
     std::string out;
     out.reserve(cells_.size() + static_cast<std::size_t>(height_));
     for (int y = 0; y < height_; ++y) {
@@ -142,7 +143,8 @@ std::string ScreenBuffer::to_text() const {
         const std::size_t row_start = out.size();
         for (int x = 0; x < width_; ++x) {
             const char32_t ch = at(x, y).ch;
-            if (ch != kContinuation) append_utf8(out, ch);
+            if (!unicode) out += ch == kContinuation ? '?' : ascii_stand_in(ch);
+            else if (ch != kContinuation) append_utf8(out, ch);
         }
         const std::size_t end = out.find_last_not_of(' ');
         out.resize(end == std::string::npos || end < row_start ? row_start : end + 1);

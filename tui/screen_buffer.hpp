@@ -67,8 +67,9 @@ public:
     int text(int x, int y, std::string_view utf8, Style style = {}, int max_width = 1 << 30);
     void fill(int x, int y, int w, int h, char32_t ch, Style style = {});
     const Cell& at(int x, int y) const { return cells_[static_cast<std::size_t>(y * width_ + x)]; }
-    // Rows as UTF-8 text, trailing spaces trimmed, joined with '\n' (for --snapshot and tests).
-    std::string to_text() const;
+    // Rows as UTF-8 text, trailing spaces trimmed, joined with '\n' (for --snapshot and tests). Without unicode,
+    // each cell as the terminal shows it then: its ascii_stand_in, and '?' for each half of a wide character.
+    std::string to_text(bool unicode = true) const;
 
 private:
     int width_, height_;

@@ -9,6 +9,7 @@
 #include "core/text/counted.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
+#include "tui/glyph_stand_ins.hpp"
 #include "tui/tab_table.hpp"
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/tensor_name.hpp"
@@ -537,7 +538,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     if (const AnomalyRecord* a = selected()) message = wrap_text(a->message, width);
     if (message.size() > 3) {  // cut, and said so
         message.resize(3);
-        message.back() = wrap_text(message.back(), width - 1).front() + (glyphs.unicode ? "\u2026" : "~");
+        message.back() = wrap_text(message.back(), width - 1).front() + glyph_text(kCutMark, glyphs.unicode);
     }
     const int detail_h = height >= 16 ? 3 + static_cast<int>(std::max<std::size_t>(message.size(), 1)) : 0;
     const int list_h = std::max(0, height - (top_y - y) - 1 - detail_h);
@@ -601,12 +602,11 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
             if (!row.member) {
                 char ranks[24] = "";
                 if (show_ranks) std::snprintf(ranks, sizeof ranks, "%5zu ", inc.ranks.size());
-                std::snprintf(
-                    line, sizeof line, "%s%s%6lld %4d %-*.*s %-*.*s %5zu %s%-7.7s ", sel ? ">" : " ",
-                    row.expanded ? (glyphs.unicode ? "\xE2\x96\xBE" : "-") : (glyphs.unicode ? "\xE2\x96\xB8" : "+"),
-                    static_cast<long long>(a.step), a.rank, kind_w, kind_w, short_kind(a.kind, kind_w).c_str(), rule_w,
-                    rule_w, a.rule.c_str(), inc.members.size(), ranks,
-                    steps_text(inc.first_step, inc.last_step).c_str());
+                std::snprintf(line, sizeof line, "%s%s%6lld %4d %-*.*s %-*.*s %5zu %s%-7.7s ", sel ? ">" : " ",
+                              glyph_text(row.expanded ? U'▾' : U'▸', glyphs.unicode).c_str(),
+                              static_cast<long long>(a.step), a.rank, kind_w, kind_w,
+                              short_kind(a.kind, kind_w).c_str(), rule_w, rule_w, a.rule.c_str(), inc.members.size(),
+                              ranks, steps_text(inc.first_step, inc.last_step).c_str());
             } else {
                 // Indented under its incident; the last member closes the branch.
                 const bool last = pos + 1 >= incident_rows_.size() || !incident_rows_[pos + 1].member;

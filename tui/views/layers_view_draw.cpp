@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/text/counted.hpp"
+#include "tui/glyph_stand_ins.hpp"
 #include "tui/views/layers_view.hpp"
 #include "tui/views/overview_points.hpp"
 #include "tui/widgets/heatmap.hpp"
@@ -123,8 +124,8 @@ void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                           dim, width);
     cx += draw_heatmap_scale(buf, cx, y + 1, glyphs);
     cx += buf.text(cx, y + 1, relative_ ? " 30x " : " high ", dim, x + width - cx);
-    const std::string legend = std::string(" ! nan  ^ inf  ") + (glyphs.unicode ? "◆" : "@") + " top incident began  " +
-                               (glyphs.unicode ? "•" : "o") + " in an incident";
+    const std::string legend = std::string(" ! nan  ^ inf  ") + glyph_text(U'◆', glyphs.unicode) +
+                               " top incident began  " + glyph_text(U'•', glyphs.unicode) + " in an incident";
     buf.text(cx, y + 1, legend, dim, x + width - cx);
 
     const auto& cells = relative_ ? frame_.levels : frame_.values;
@@ -153,8 +154,7 @@ void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
             Style style = buf.at(mx, y + 2 + r).style;
             if (marks[c] != 0) {
                 style.fg = Color::bad, style.attr = kBold;
-                buf.put(mx, y + 2 + r, marks[c] == 2 ? (glyphs.unicode ? U'◆' : U'@') : (glyphs.unicode ? U'•' : U'o'),
-                        style);
+                buf.put(mx, y + 2 + r, glyph(marks[c] == 2 ? U'◆' : U'•', glyphs.unicode), style);
             }
             if (sel && c == cursor) {  // the cursor: the cell in reverse video
                 const Cell cell = buf.at(mx, y + 2 + r);

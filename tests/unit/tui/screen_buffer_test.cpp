@@ -49,6 +49,13 @@ TEST(ScreenBuffer, text_clips_at_max_width_and_at_right_edge) {
     EXPECT_EQ(buf.to_text(), "abcd\n   uvw");
 }
 
+TEST(ScreenBuffer, without_unicode_to_text_shows_each_cells_ascii_stand_in) {
+    ScreenBuffer buf(12, 1);
+    buf.text(0, 0, "a\u2192b \u00D7\u2014\u65E5x");  // a→b ×—日x
+    EXPECT_EQ(buf.to_text(false), "a>b x-??x") << "a wide character's two cells as '?'";
+    EXPECT_EQ(buf.to_text(true), "a\u2192b \u00D7\u2014\u65E5x");
+}
+
 TEST(ScreenBuffer, text_on_a_row_outside_the_grid_draws_nothing) {
     ScreenBuffer buf(4, 1);
     buf.text(0, 1, "abcd");
