@@ -115,14 +115,25 @@ void ScreenBuffer::put(int x, int y, char32_t ch, Style style) {
 int ScreenBuffer::text(int x, int y, std::string_view utf8, Style style, int max_width) {
     const std::string safe = escape_for_display(utf8);
     const int limit = std::min(max_width, width_ - x);
+    // Where the text is cut, the mark takes the last column: the text stops one column (two, when a wide character
+    // would end there) short of the limit.
+    const std::size_t kept = safe.find_last_not_of(' ');
+    int whole = 0;
+    for (std::size_t i = 0; kept != std::string::npos && i <= kept;) whole += char_width(next_code_point(safe, i));
+    const bool cut = whole > limit;
+    const int room = cut ? limit - 1 : limit;
     int used = 0;
     for (std::size_t i = 0; i < safe.size();) {
         const char32_t cp = next_code_point(safe, i);
         const int w = char_width(cp);
         if (w == 0) continue;
-        if (used + w > limit) break;
+        if (used + w > room) break;
         if (x + used >= 0) put(x + used, y, cp, style);  // a wide character cut by the left edge is skipped
         used += w;
+    }
+    if (cut && limit > 0) {
+        if (x + used >= 0) put(x + used, y, kCutMark, style);
+        ++used;
     }
     return std::max(used, 0);
 }
