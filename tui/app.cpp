@@ -9,6 +9,7 @@
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
 #include "store/job_reader.hpp"
+#include "tui/glyph_stand_ins.hpp"
 #include "tui/key_overrides.hpp"
 #include "tui/terminal.hpp"
 #include "tui/views/chart_view.hpp"
@@ -29,7 +30,7 @@ std::string fit_path_left(const std::string& path, int width, bool unicode) {
         ++i;
         while (i < path.size() && (static_cast<unsigned char>(path[i]) & 0xC0) == 0x80) ++i;
     }
-    return (unicode ? "\u2026" : "~") + path.substr(i);
+    return glyph_text(kCutMark, unicode) + path.substr(i);
 }
 
 constexpr std::size_t kBackDepth = 32;

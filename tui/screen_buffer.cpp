@@ -6,6 +6,7 @@
 
 #include "core/text/display_escape.hpp"
 #include "core/text/utf8.hpp"
+#include "tui/glyph_stand_ins.hpp"
 
 namespace msmon::tui {
 
@@ -114,14 +115,25 @@ void ScreenBuffer::put(int x, int y, char32_t ch, Style style) {
 int ScreenBuffer::text(int x, int y, std::string_view utf8, Style style, int max_width) {
     const std::string safe = escape_for_display(utf8);
     const int limit = std::min(max_width, width_ - x);
+    // Where the text is cut, the mark takes the last column: the text stops one column (two, when a wide character
+    // would end there) short of the limit.
+    const std::size_t kept = safe.find_last_not_of(' ');
+    int whole = 0;
+    for (std::size_t i = 0; kept != std::string::npos && i <= kept;) whole += char_width(next_code_point(safe, i));
+    const bool cut = whole > limit;
+    const int room = cut ? limit - 1 : limit;
     int used = 0;
     for (std::size_t i = 0; i < safe.size();) {
         const char32_t cp = next_code_point(safe, i);
         const int w = char_width(cp);
         if (w == 0) continue;
-        if (used + w > limit) break;
+        if (used + w > room) break;
         if (x + used >= 0) put(x + used, y, cp, style);  // a wide character cut by the left edge is skipped
         used += w;
+    }
+    if (cut && limit > 0) {
+        if (x + used >= 0) put(x + used, y, kCutMark, style);
+        ++used;
     }
     return std::max(used, 0);
 }
@@ -134,7 +146,7 @@ void ScreenBuffer::fill(int x, int y, int w, int h, char32_t ch, Style style) {
         for (int col = x0; col + step <= x1; col += step) put(col, row, ch, style);
 }
 
-std::string ScreenBuffer::to_text() const {
+std::string ScreenBuffer::to_text(bool unicode) const {
     std::string out;
     out.reserve(cells_.size() + static_cast<std::size_t>(height_));
     for (int y = 0; y < height_; ++y) {
@@ -142,7 +154,8 @@ std::string ScreenBuffer::to_text() const {
         const std::size_t row_start = out.size();
         for (int x = 0; x < width_; ++x) {
             const char32_t ch = at(x, y).ch;
-            if (ch != kContinuation) append_utf8(out, ch);
+            if (!unicode) out += ch == kContinuation ? '?' : ascii_stand_in(ch);
+            else if (ch != kContinuation) append_utf8(out, ch);
         }
         const std::size_t end = out.find_last_not_of(' ');
         out.resize(end == std::string::npos || end < row_start ? row_start : end + 1);

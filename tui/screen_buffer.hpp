@@ -62,13 +62,16 @@ public:
     void clear();
     // Out-of-range cells are ignored (drawing clips, never overflows).
     void put(int x, int y, char32_t ch, Style style = {});
-    // Draws UTF-8 text from column x, clipped at max_width columns (and the right edge); returns columns used.
-    // Control characters and invalid UTF-8 are drawn escaped: nothing from the data reaches the terminal raw.
+    // Draws UTF-8 text from column x in at most max_width columns (and up to the right edge); returns columns used.
+    // Text that does not fit is cut with kCutMark ("…", "~" in ASCII) in its last column, so a cut never reads as
+    // a whole word; only spaces past the edge are dropped unmarked. Control characters and invalid UTF-8 are drawn
+    // escaped: nothing from the data reaches the terminal raw.
     int text(int x, int y, std::string_view utf8, Style style = {}, int max_width = 1 << 30);
     void fill(int x, int y, int w, int h, char32_t ch, Style style = {});
     const Cell& at(int x, int y) const { return cells_[static_cast<std::size_t>(y * width_ + x)]; }
-    // Rows as UTF-8 text, trailing spaces trimmed, joined with '\n' (for --snapshot and tests).
-    std::string to_text() const;
+    // Rows as UTF-8 text, trailing spaces trimmed, joined with '\n' (for --snapshot and tests). Without unicode,
+    // each cell as the terminal shows it then: its ascii_stand_in, and '?' for each half of a wide character.
+    std::string to_text(bool unicode = true) const;
 
 private:
     int width_, height_;

@@ -64,17 +64,9 @@ int run_snapshot(const LaunchOptions& o) {
         if (!failure.empty()) return fail(failure);
         app.compose(buf, glyphs);
     }
-    std::string text = buf.to_text();
-    if (!glyphs.unicode) {
-        // Without a UTF-8 locale, text from the data (names in other scripts) is shown as '?', never as raw bytes.
-        std::string ascii;
-        for (std::size_t i = 0; i < text.size(); ++i) {
-            const auto c = static_cast<unsigned char>(text[i]);
-            if (c < 0x80) ascii.push_back(static_cast<char>(c));
-            else if ((c & 0xC0) != 0x80) ascii.push_back('?');
-        }
-        text = std::move(ascii);
-    }
+    // Without a UTF-8 locale every cell shows its ASCII stand-in (text from the data in other scripts as '?'),
+    // as the terminal would: never raw bytes.
+    const std::string text = buf.to_text(glyphs.unicode);
     std::printf("%s\n", text.c_str());
     return 0;
 }

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tui/glyph_stand_ins.hpp"
+
 namespace msmon::tui {
 
 namespace {
@@ -126,10 +128,13 @@ void Terminal::present(const ScreenBuffer& buf) {
     for (int y = 0; y < h; ++y) {
         for (int x = 0; x < w; ++x) {
             const Cell& c = buf.at(x, y);
-            if (c.ch == 0) continue;  // right half of a wide character
             const int attr = attr_for(c.style);
-            if (c.ch >= 0x80 && !glyphs_.unicode) {
-                mvaddch(y, x, static_cast<chtype>('?') | static_cast<chtype>(attr));  // no UTF-8: never raw bytes
+            if (!glyphs_.unicode) {
+                // No UTF-8: each cell's ASCII stand-in, never raw bytes; a wide character's two halves as "??".
+                const char shown = c.ch == 0 ? '?' : ascii_stand_in(c.ch);
+                mvaddch(y, x, static_cast<chtype>(static_cast<unsigned char>(shown)) | static_cast<chtype>(attr));
+            } else if (c.ch == 0) {
+                continue;  // right half of a wide character
             } else if (c.ch < 0x80) {
                 mvaddch(y, x, static_cast<chtype>(c.ch) | static_cast<chtype>(attr));
             } else {

@@ -9,6 +9,7 @@
 #include "core/text/counted.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/number_text.hpp"
+#include "tui/glyph_stand_ins.hpp"
 #include "tui/tab_table.hpp"
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/tensor_name.hpp"
@@ -49,18 +50,22 @@ std::string value_vs_reference(const AnomalyRecord& a, int width) {
     return short_number(a.value);  // the reference does not fit even so: the detail pane's message has it
 }
 
-// A kind in `width` columns: whole when it fits; msprobe's long kinds by a short form that still reads apart
-// (grad_unreduced is not grad_unreduc, which looks cut from grad_reduced's neighbour); others cut with a '~'.
-std::string short_kind(const std::string& kind, int width) {
-    if (static_cast<int>(kind.size()) <= width) return kind;
+// A kind in `width` columns, padded to them: whole when it fits; msprobe's long kinds by a short form that still
+// reads apart (grad_unreduced as grad_unred…, not grad_unredu…), others cut; either way the cut is marked.
+std::string short_kind(const std::string& kind, int width, bool unicode) {
+    const auto padded = [width](std::string s) {
+        return s + std::string(static_cast<std::size_t>(std::max(0, width - display_width(s))), ' ');
+    };
+    if (static_cast<int>(kind.size()) <= width) return padded(kind);
+    const std::string mark = glyph_text(kCutMark, unicode);
     static const std::pair<const char*, const char*> kShort[] = {
         {"grad_unreduced", "grad_unred"},       {"param_updated", "param_upd"},
         {"param_origin", "param_orig"},         {"actv_grad", "actv_grad"},
         {"embedding_local_norm", "embed_norm"}, {"device_local_norm", "dev_norm"},
         {"device_accum_local_loss", "dev_loss"}};
     for (const auto& [full, brief] : kShort)
-        if (kind == full && static_cast<int>(std::string(brief).size()) <= width) return brief;
-    return kind.substr(0, static_cast<std::size_t>(std::max(1, width - 1))) + "~";
+        if (kind == full && static_cast<int>(std::string(brief).size()) < width) return padded(brief + mark);
+    return padded(kind.substr(0, static_cast<std::size_t>(std::max(0, width - 1))) + mark);
 }
 
 // One anomaly, in whichever list it is.
@@ -537,7 +542,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     if (const AnomalyRecord* a = selected()) message = wrap_text(a->message, width);
     if (message.size() > 3) {  // cut, and said so
         message.resize(3);
-        message.back() = wrap_text(message.back(), width - 1).front() + (glyphs.unicode ? "\u2026" : "~");
+        message.back() = wrap_text(message.back(), width - 1).front() + glyph_text(kCutMark, glyphs.unicode);
     }
     const int detail_h = height >= 16 ? 3 + static_cast<int>(std::max<std::size_t>(message.size(), 1)) : 0;
     const int list_h = std::max(0, height - (top_y - y) - 1 - detail_h);
@@ -601,21 +606,20 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
             if (!row.member) {
                 char ranks[24] = "";
                 if (show_ranks) std::snprintf(ranks, sizeof ranks, "%5zu ", inc.ranks.size());
-                std::snprintf(
-                    line, sizeof line, "%s%s%6lld %4d %-*.*s %-*.*s %5zu %s%-7.7s ", sel ? ">" : " ",
-                    row.expanded ? (glyphs.unicode ? "\xE2\x96\xBE" : "-") : (glyphs.unicode ? "\xE2\x96\xB8" : "+"),
-                    static_cast<long long>(a.step), a.rank, kind_w, kind_w, short_kind(a.kind, kind_w).c_str(), rule_w,
-                    rule_w, a.rule.c_str(), inc.members.size(), ranks,
-                    steps_text(inc.first_step, inc.last_step).c_str());
+                std::snprintf(line, sizeof line, "%s%s%6lld %4d %s %-*.*s %5zu %s%-7.7s ", sel ? ">" : " ",
+                              glyph_text(row.expanded ? U'▾' : U'▸', glyphs.unicode).c_str(),
+                              static_cast<long long>(a.step), a.rank,
+                              short_kind(a.kind, kind_w, glyphs.unicode).c_str(), rule_w, rule_w, a.rule.c_str(),
+                              inc.members.size(), ranks, steps_text(inc.first_step, inc.last_step).c_str());
             } else {
                 // Indented under its incident; the last member closes the branch.
                 const bool last = pos + 1 >= incident_rows_.size() || !incident_rows_[pos + 1].member;
                 const std::string value = value_vs_reference(a, value_w);
-                std::snprintf(line, sizeof line, "%s %s %6lld %4d %-*.*s %-*.*s %-*.*s ", sel ? ">" : " ",
+                std::snprintf(line, sizeof line, "%s %s %6lld %4d %s %-*.*s %-*.*s ", sel ? ">" : " ",
                               last ? (glyphs.unicode ? "\xE2\x94\x94" : "`") : (glyphs.unicode ? "\xE2\x94\x9C" : "|"),
-                              static_cast<long long>(a.step), a.rank, kind_w, kind_w,
-                              short_kind(a.kind, kind_w).c_str(), rule_w, rule_w, a.rule.c_str(), value_w, value_w,
-                              value.c_str());
+                              static_cast<long long>(a.step), a.rank,
+                              short_kind(a.kind, kind_w, glyphs.unicode).c_str(), rule_w, rule_w, a.rule.c_str(),
+                              value_w, value_w, value.c_str());
             }
             const Style st{row_color(a, row.member ? a.score : inc.score), Color::none, attr};
             const int used = buf.text(x, list_y_ + r, line, st, width);

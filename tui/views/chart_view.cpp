@@ -9,6 +9,7 @@
 #include "core/series/op_aggregate.hpp"
 #include "core/text/name_pattern.hpp"
 #include "core/text/rank_ranges.hpp"
+#include "tui/glyph_stand_ins.hpp"
 #include "tui/models/baseline_ratio.hpp"
 #include "tui/models/layer_grid.hpp"
 #include "tui/models/rank_band.hpp"
@@ -55,9 +56,8 @@ std::vector<std::string> tensor_labels(const std::vector<std::string>& names, in
     while (shared > 0 && names.front()[shared - 1] != '.') --shared;  // whole parts only
     std::vector<std::string> out;
     for (const auto& n : names)
-        out.push_back(shared > 0
-                          ? std::string(unicode ? "…" : "~") + fit_tensor_name(n.substr(shared), room - 1, unicode)
-                          : fit_tensor_name(n, room, unicode));
+        out.push_back(shared > 0 ? glyph_text(kCutMark, unicode) + fit_tensor_name(n.substr(shared), room - 1, unicode)
+                                 : fit_tensor_name(n, room, unicode));
     return out;
 }
 
@@ -505,7 +505,7 @@ void ChartView::place_in_time(std::vector<ChartSeries>& lines, ChartOptions& opt
         opt.x_marks.push_back(p.x);
         if (shown++ == 0) first = duration_text(p.ms) + " after step " + std::to_string(p.after_step);
     }
-    const std::string mark = unicode ? "\u2248" : "~";
+    const std::string mark = glyph_text(U'≈', unicode);
     if (shown == 1) opt.title += ", a pause clipped (" + mark + "): " + first;
     else if (shown > 1)
         opt.title += ", " + std::to_string(shown) + " pauses clipped (" + mark + "), the first " + first;

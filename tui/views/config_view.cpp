@@ -7,6 +7,7 @@
 #include "tui/tab_table.hpp"
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/frame.hpp"
+#include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
 
@@ -14,32 +15,12 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-// Splits `text` into lines of at most `width` columns at spaces (the overlays' long explanations).
-std::vector<std::string> wrap(const std::string& text, int width) {
-    std::vector<std::string> out;
-    std::string line;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const std::size_t sp = text.find(' ', i);
-        const std::string word = text.substr(i, sp == std::string::npos ? std::string::npos : sp - i);
-        if (!line.empty() && static_cast<int>(line.size() + 1 + word.size()) > width) {
-            out.push_back(line);
-            line = "  ";
-        }
-        line += (line.empty() || line == "  " ? "" : " ") + word;
-        if (sp == std::string::npos) break;
-        i = sp + 1;
-    }
-    if (!line.empty() || out.empty()) out.push_back(line);
-    return out;
-}
-
 void draw_box(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs,
               const std::vector<std::pair<std::string, Style>>& lines) {
     const int w = std::min(width - 4, 110);
     std::vector<std::pair<std::string, Style>> wrapped;
     for (const auto& [text, style] : lines)
-        for (auto& l : wrap(text, w - 4)) wrapped.push_back({std::move(l), style});
+        for (auto& l : wrap_text(text, w - 4, 2)) wrapped.push_back({std::move(l), style});
     const int h = std::min(height - 2, static_cast<int>(wrapped.size()) + 2);
     const int x0 = x + std::max(0, (width - w) / 2), y0 = y + std::max(0, (height - h) / 2);
     buf.fill(x0, y0, w, h, U' ', {});
@@ -257,34 +238,43 @@ const KeyTable& ConfigView::keys() const {
 }
 
 void ConfigView::draw(ScreenBuffer& buf, int x, int y, int width, int height, const Glyphs& glyphs) {
+    int row = y;
+    // Lines that must be read whole (a state, a refusal and the way around it) wrap; `indent` marks their sequels.
+    const auto wrapped = [&](const std::string& text, int indent, const Style& style) {
+        for (const auto& line : wrap_text(text, width - indent, 2))
+            if (row < y + height) buf.text(x + indent, row++, line, style, width - indent);
+    };
     if (!editor_) {
-        buf.text(x + 2, y + 1,
-                 "No monitor config: start msmon-tui with --config PATH (the JSON file msprobe's TrainerMon reads).",
-                 kFaint, width - 4);
-        buf.text(x + 2, y + 2, "The job must run with DYNAMIC_MONITOR=True for edits to take effect while it trains.",
-                 kFaint, width - 4);
+        row = y + 1;
+        wrapped("No monitor config: start msmon-tui with --config PATH (the JSON file msprobe's TrainerMon reads).", 2,
+                kFaint);
+        wrapped("The job must run with DYNAMIC_MONITOR=True for edits to take effect while it trains.", 2, kFaint);
         return;
     }
-    int row = y;
     const bool v2 = editor_->loaded() && editor_->version() == MonitorConfigVersion::v2;
     const std::string title = v2 ? "monitor_v2 config " : "monitor config ";
+    const int title_width = static_cast<int>(title.size());
     buf.text(x, row, title, kTitle, width);
-    buf.text(x + static_cast<int>(title.size()), row++,
-             editor_->path() + (v2 ? "   (read once, when the job starts: no dynamic mode)"
-                                   : "   (takes effect while training only with DYNAMIC_MONITOR=True)"),
-             {}, width - static_cast<int>(title.size()));
+    // When edits take effect: after the path where both fit, else on a line of its own.
+    const std::string when = v2 ? "(read once, when the job starts: no dynamic mode)"
+                                : "(takes effect while training only with DYNAMIC_MONITOR=True)";
+    if (title_width + display_width(editor_->path()) + 3 + display_width(when) <= width) {
+        buf.text(x + title_width, row++, editor_->path() + "   " + when, {}, width - title_width);
+    } else {
+        buf.text(x + title_width, row++, editor_->path(), {}, width - title_width);
+        wrapped(when, 2, {});
+    }
     if (!editor_->loaded()) {
         // Wrapped: a refusal (a link, a FIFO) ends with the way around it.
-        for (const auto& line : wrap("cannot read it: " + editor_->load_error(), width))
-            if (row < y + height) buf.text(x, row++, line, kBad, width);
+        wrapped("cannot read it: " + editor_->load_error(), 0, kBad);
         return;
     }
     const Style state_style = state_.phase == CollectionState::Phase::collecting ? kGood
                               : state_.phase == CollectionState::Phase::waiting  ? kWarn
                               : state_.phase == CollectionState::Phase::finished ? kWarn
                                                                                  : kFaint;
-    if (v2) buf.text(x, row++, "the job collects " + monitor_v2_window_text(editor_->on_disk()), kFaint, width);
-    else buf.text(x, row++, state_.text, state_style, width);
+    if (v2) wrapped("the job collects " + monitor_v2_window_text(editor_->on_disk()), 0, kFaint);
+    else wrapped(state_.text, 0, state_style);
     const ConfigCheck check = editor_->check();
     if (!check.ok()) buf.text(x, row++, "REJECTED by msprobe (cannot be saved): " + check.errors.front(), kBad, width);
     else if (!check.warnings.empty())

@@ -12,6 +12,7 @@
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/heatmap.hpp"
 #include "tui/widgets/step_axis.hpp"
+#include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
 
@@ -84,9 +85,11 @@ void ExpertLoadView::draw(ScreenBuffer& buf, int x, int y, int width, int height
     const Style head{Color::accent, Color::none, kBold};
     const Style bad{Color::bad, Color::none, kBold};
     if (model_.layers.empty()) {
-        buf.text(x + 2, y + 1,
+        int row = y + 1;
+        for (const auto& line : wrap_text(
                  "no expert_load yet: MoE runs write it to TensorBoard (expert_load/<layer>, one value per expert)",
-                 dim, width - 4);
+                 width - 4, 2))
+            if (row < y + height) buf.text(x + 2, row++, line, dim, width - 4);
         return;
     }
     const ExpertLayer& L = model_.layers[layer_];

@@ -88,7 +88,8 @@ private:
 
     // Drawing (layers_view_draw.cpp).
     std::string title_line() const;
-    std::string cursor_line() const;
+    // The cursor's read-out in `width` columns: the tensor's name gives way first.
+    std::string cursor_line(int width, bool unicode) const;
     void draw_column_axis(ScreenBuffer& buf, int x, int y, int width, const Style& style) const;
 
     SharedSelection& shared_;

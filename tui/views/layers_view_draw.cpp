@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/text/counted.hpp"
+#include "tui/glyph_stand_ins.hpp"
 #include "tui/views/layers_view.hpp"
 #include "tui/views/overview_points.hpp"
 #include "tui/widgets/heatmap.hpp"
@@ -58,11 +59,13 @@ std::string LayersView::title_line() const {
     return t;
 }
 
-std::string LayersView::cursor_line() const {
+std::string LayersView::cursor_line(int width, bool unicode) const {
     const auto t = cursor_target();
     if (!t) return {};
     const std::size_t row = selected_ - frame_.top, column = cursor_column();
-    std::string s = "step " + std::to_string(t->step) + ", rank " + std::to_string(t->rank) + ", " + t->name + ":";
+    std::string s = "step " + std::to_string(t->step) + ", rank " + std::to_string(t->rank) + ", ";
+    const std::size_t name_at = s.size();
+    s += ":";
     const ColumnStat& v = frame_.values[row][column];
     const ColumnStat& l = frame_.levels[row][column];
     if (v.has_nan) s += " nan";
@@ -79,7 +82,9 @@ std::string LayersView::cursor_line() const {
     }
     if (frame_.marks[row][column] == 2) s += "  (the top incident began here)";
     else if (frame_.marks[row][column] == 1) s += "  (in an incident)";
-    return s;
+    // The tensor's name gives way (keeping its layer and module) so that the value and its mark show whole.
+    const int room = std::max(12, width - display_width(s));
+    return s.insert(name_at, fit_tensor_name(t->name, room, unicode));
 }
 
 void LayersView::draw_column_axis(ScreenBuffer& buf, int x, int y, int width, const Style& style) const {
@@ -123,8 +128,10 @@ void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
                           dim, width);
     cx += draw_heatmap_scale(buf, cx, y + 1, glyphs);
     cx += buf.text(cx, y + 1, relative_ ? " 30x " : " high ", dim, x + width - cx);
-    const std::string legend = std::string(" ! nan  ^ inf  ") + (glyphs.unicode ? "◆" : "@") + " top incident began  " +
-                               (glyphs.unicode ? "•" : "o") + " in an incident";
+    // The legend in its long words where they fit, else in short ones (80 columns), else cut with the mark.
+    const std::string top = glyph_text(U'◆', glyphs.unicode), in = glyph_text(U'•', glyphs.unicode);
+    std::string legend = " ! nan  ^ inf  " + top + " top incident began  " + in + " in an incident";
+    if (display_width(legend) > x + width - cx) legend = " ! nan  ^ inf  " + top + " origin  " + in + " in incident";
     buf.text(cx, y + 1, legend, dim, x + width - cx);
 
     const auto& cells = relative_ ? frame_.levels : frame_.values;
@@ -153,8 +160,7 @@ void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
             Style style = buf.at(mx, y + 2 + r).style;
             if (marks[c] != 0) {
                 style.fg = Color::bad, style.attr = kBold;
-                buf.put(mx, y + 2 + r, marks[c] == 2 ? (glyphs.unicode ? U'◆' : U'@') : (glyphs.unicode ? U'•' : U'o'),
-                        style);
+                buf.put(mx, y + 2 + r, glyph(marks[c] == 2 ? U'◆' : U'•', glyphs.unicode), style);
             }
             if (sel && c == cursor) {  // the cursor: the cell in reverse video
                 const Cell cell = buf.at(mx, y + 2 + r);
@@ -165,7 +171,7 @@ void LayersView::draw(ScreenBuffer& buf, int x, int y, int width, int height, co
         }
     }
     draw_column_axis(buf, x0, y + 2 + rows, frame_.fixed == Fixed::step ? map_w : cells_w, dim);
-    buf.text(x, y + 3 + rows, cursor_line(), {}, width);
+    buf.text(x, y + 3 + rows, cursor_line(width, glyphs.unicode), {}, width);
 }
 
 }  // namespace msmon::tui

@@ -218,9 +218,14 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
     if (sort_ == Sort::baseline)
         if (const auto it = baseline_summary_.find(shared_.focus_rank); it != baseline_summary_.end())
             title += "  rank " + std::to_string(shared_.focus_rank) + " " + it->second;
+    // The steps (the status line has them too) and the stages only where they fit: a narrow title ends with its
+    // last whole part rather than a cut one.
+    const auto append_if_room = [&](const std::string& part) {
+        if (display_width(title) + display_width(part) <= width) title += part;
+    };
     if (model_.step_hi >= model_.step_lo)
-        title += "  steps " + std::to_string(model_.step_lo) + "-" + std::to_string(model_.step_hi);
-    if (stage_layout_.stages().size() > 1) title += "  " + describe_stages(stage_layout_.stages());
+        append_if_room("  steps " + std::to_string(model_.step_lo) + "-" + std::to_string(model_.step_hi));
+    if (stage_layout_.stages().size() > 1) append_if_room("  " + describe_stages(stage_layout_.stages()));
     buf.text(x, y, title, head, width);
     if (model_.rows.empty()) {
         buf.text(x, y + 2,

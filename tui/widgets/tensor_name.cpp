@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "tui/glyph_stand_ins.hpp"
+
 namespace msmon::tui {
 
 namespace {
@@ -62,7 +64,7 @@ std::string render(const std::vector<Part>& parts, const std::string& ellipsis) 
 std::string fit_tensor_name(const std::string& name, int width, bool unicode) {
     if (width <= 0) return "";
     if (columns(name) <= width) return name;
-    const std::string ellipsis = unicode ? "\xE2\x80\xA6" : "~";
+    const std::string ellipsis = glyph_text(kCutMark, unicode);
     std::vector<Part> parts;
     for (std::size_t start = 0;;) {
         const auto dot = name.find('.', start);

@@ -5,15 +5,26 @@
 
 namespace msmon::tui {
 
-std::vector<std::string> wrap_text(const std::string& text, int width) {
+std::vector<std::string> wrap_text(const std::string& text, int width, int indent) {
+    if (indent > 0 && width - indent > 8) {
+        std::vector<std::string> out = wrap_text(text, width);
+        if (out.size() < 2) return out;
+        const std::string first = out.front();
+        out = wrap_text(text.substr(first.size() + (text.size() > first.size() && text[first.size()] == ' ' ? 1 : 0)),
+                        width - indent);
+        for (auto& line : out) line.insert(0, static_cast<std::size_t>(indent), ' ');
+        out.insert(out.begin(), first);
+        return out;
+    }
     std::vector<std::string> out;
     std::string rest = text;
     while (display_width(rest) > width && width > 8) {
+        // The last space with at most `width` columns before it (a line may fill the width exactly).
         std::size_t cut = 0, cols = 0;
-        for (std::size_t i = 0; i < rest.size() && static_cast<int>(cols) < width; ++i)
+        for (std::size_t i = 0; i < rest.size() && static_cast<int>(cols) <= width; ++i)
             if ((static_cast<unsigned char>(rest[i]) & 0xC0) != 0x80) {
-                ++cols;
                 if (rest[i] == ' ') cut = i;
+                ++cols;
             }
         if (cut == 0) {  // no space: cut at the width
             std::size_t i = 0;

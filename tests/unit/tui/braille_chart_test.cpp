@@ -266,7 +266,7 @@ TEST(BrailleChart, legend_shows_labels_in_their_series_colours_clipped_to_width)
                                              {"gamma_long_label", points, {Color::series2}}};
     ScreenBuffer buf(20, 10);
     draw_chart(buf, 0, 0, 20, 10, series, range(0, 9), kUnicode);
-    EXPECT_EQ(row_text(buf, 9), "alpha  beta  gamma_l");
+    EXPECT_EQ(row_text(buf, 9), "alpha  beta  gamma_\u2026");
     EXPECT_EQ(buf.at(0, 9).style.fg, Color::series0);
     EXPECT_EQ(buf.at(7, 9).style.fg, Color::series1);
     EXPECT_EQ(buf.at(19, 9).style.fg, Color::series2);

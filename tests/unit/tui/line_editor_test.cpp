@@ -97,7 +97,7 @@ TEST(LineEditor, a_line_wider_than_the_prompt_scrolls_to_keep_the_cursor_on_scre
     e.edit(kKeyHome);
     buf.clear();
     e.draw(buf, 0, 0, 20, "/", {});
-    EXPECT_EQ(buf.to_text(), "/module.layers.12.se");
+    EXPECT_EQ(buf.to_text(), "/module.layers.12.s\u2026") << "the rest of the line is marked as cut";
     EXPECT_TRUE(buf.at(1, 0).style.attr & kReverse);
     EXPECT_EQ(buf.at(1, 0).ch, U'm');
 }

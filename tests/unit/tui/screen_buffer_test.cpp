@@ -42,11 +42,27 @@ TEST(ScreenBuffer, text_returns_columns_used_and_keeps_style) {
     EXPECT_EQ(buf.at(5, 0).style, Style{});
 }
 
-TEST(ScreenBuffer, text_clips_at_max_width_and_at_right_edge) {
-    ScreenBuffer buf(6, 2);
+TEST(ScreenBuffer, text_cut_at_max_width_or_the_right_edge_ends_with_the_cut_mark) {
+    ScreenBuffer buf(6, 3);
     EXPECT_EQ(buf.text(0, 0, "abcdef", {}, 4), 4);
     EXPECT_EQ(buf.text(3, 1, "uvwxyz"), 3);
-    EXPECT_EQ(buf.to_text(), "abcd\n   uvw");
+    EXPECT_EQ(buf.text(0, 2, "abcdef", {}, 6), 6);
+    EXPECT_EQ(buf.to_text(), "abc\u2026\n   uv\u2026\nabcdef") << "text that fits exactly is whole";
+}
+
+TEST(ScreenBuffer, spaces_past_the_edge_are_dropped_without_a_mark) {
+    ScreenBuffer buf(6, 1);
+    EXPECT_EQ(buf.text(0, 0, "abc       ", {}, 5), 5);
+    EXPECT_EQ(buf.to_text(), "abc");
+}
+
+TEST(ScreenBuffer, without_unicode_to_text_shows_each_cells_ascii_stand_in) {
+    ScreenBuffer buf(12, 1);
+    buf.text(0, 0, "a\u2192b \u00D7\u2014\u65E5x");  // a→b ×—日x
+    EXPECT_EQ(buf.to_text(false), "a>b x-??x");
+    EXPECT_EQ(buf.to_text(true), "a\u2192b \u00D7\u2014\u65E5x");
+    buf.text(0, 0, "abcdefghijklmn");
+    EXPECT_EQ(buf.to_text(false), "abcdefghijk~");
 }
 
 TEST(ScreenBuffer, text_on_a_row_outside_the_grid_draws_nothing) {
@@ -68,8 +84,8 @@ TEST(ScreenBuffer, cjk_characters_take_two_cells_and_round_trip_through_to_text)
 TEST(ScreenBuffer, wide_character_that_does_not_fit_the_last_column_is_not_drawn_half) {
     ScreenBuffer buf(5, 1);
     buf.fill(0, 0, 5, 1, U'#');
-    EXPECT_EQ(buf.text(0, 0, "日本語"), 4);
-    EXPECT_EQ(buf.to_text(), "日本#");
+    EXPECT_EQ(buf.text(0, 0, "a日本語"), 4);
+    EXPECT_EQ(buf.to_text(), "a日…#") << "本 would reach the mark's column: left out";
     EXPECT_EQ(buf.at(4, 0).ch, U'#');
 }
 
@@ -85,8 +101,8 @@ TEST(ScreenBuffer, put_of_a_wide_character_in_the_last_column_draws_nothing) {
 TEST(ScreenBuffer, wide_character_cut_by_max_width_is_left_out) {
     ScreenBuffer buf(10, 1);
     buf.fill(0, 0, 10, 1, U'.');
-    EXPECT_EQ(buf.text(0, 0, "a日本", {}, 4), 3);
-    EXPECT_EQ(buf.to_text(), "a日.......");
+    EXPECT_EQ(buf.text(0, 0, "a日本語", {}, 5), 4);
+    EXPECT_EQ(buf.to_text(), "a日…......");
 }
 
 TEST(ScreenBuffer, overwriting_half_of_a_wide_character_blanks_the_other_half) {
