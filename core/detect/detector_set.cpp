@@ -331,12 +331,14 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
         const double threshold = thresholds_.spike();
         if (v >= threshold || std::isnan(v)) {
             ++st.spike_count;
+            // Nothing here depends on when the job's thresholds were read (a restarted or a clean ingest reads its
+            // files in another order): the threshold's source and the count that stops the job are in msmon health.
             emit(Rule::GlobalNormSpike, threshold,
                  "global norm " + format_short(v) + " at step " + std::to_string(row.step) +
-                     " is above the threshold " + format_short(threshold) + " (" + thresholds_.spike_source() +
-                     "): " + std::to_string(st.spike_count) + " of " + std::to_string(thresholds_.spike_count()) +
-                     " consecutive spikes (with data skip on, MindFormers skips this step's update and stops at the "
-                     "last)");
+                     " is above the threshold " + format_short(threshold) + ": spike " +
+                     std::to_string(st.spike_count) +
+                     " in a row (with data skip on, MindFormers skips this step's update and stops the job at its "
+                     "count threshold)");
         } else {
             st.spike_count = 0;
         }
@@ -344,13 +346,19 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
                t.kind == "embedding_local_norm" && embedding && v >= *embedding) {
         emit(Rule::EmbeddingNormHigh, *embedding,
              "embedding local norm " + format_short(v) + " at step " + std::to_string(row.step) +
-                 " is at or above the threshold " + format_short(*embedding) + " (" + thresholds_.embedding_source() +
-                 "): the checkpoint saved at this step will be marked unhealthy");
+                 " is at or above the threshold " + format_short(*embedding) +
+                 ": the checkpoint saved at this step will be marked unhealthy");
     }
 }
 
 void DetectorSet::learn_thresholds(RecordBatch& batch) {
-    for (const auto& [k, v] : batch.settings) thresholds_.learn(k, v);
+    bool learned = false;
+    for (const auto& [k, v] : batch.settings) learned = thresholds_.learn(k, v) || learned;
+    // What the readers put in is replaced by what is learned over every batch: the store keeps the same place
+    // named however the files were read (job_thresholds.cpp).
+    std::erase_if(batch.settings, [](const auto& kv) { return kv.first.rfind(kJobThresholdSetting, 0) == 0; });
+    if (learned)
+        for (auto& [k, v] : thresholds_.settings()) batch.settings.emplace_back(std::move(k), std::move(v));
     std::string used = encode_threshold_uses(thresholds_.uses());
     if (used != thresholds_used_) {
         thresholds_used_ = used;

@@ -16,21 +16,46 @@ std::string job_words(const std::string& where) {
 
 }  // namespace
 
+JobThresholds::Learned::Learned(double v, int e, std::string w) : value(v), evidence(e), where(std::move(w)) {}
+
+std::optional<JobThresholds::Learned> JobThresholds::Learned::decode(const std::string& text) {
+    const auto a = text.find('\t'), b = a == std::string::npos ? a : text.find('\t', a + 1);
+    if (b == std::string::npos) return std::nullopt;
+    const auto v = parse_double(std::string_view(text).substr(0, a));
+    const auto evidence = parse_int(std::string_view(text).substr(a + 1, b - a - 1));
+    if (!v || !evidence) return std::nullopt;
+    return Learned(*v, static_cast<int>(*evidence), text.substr(b + 1));
+}
+
+std::string JobThresholds::Learned::encode() const {
+    return format_double(value) + "\t" + std::to_string(evidence) + "\t" + where;
+}
+
+// Stronger evidence wins (a config dump never overrides the check's own line); among equals a new value (a relaunch
+// with another config); the same value again (every skip line repeats it) names the first place in file order,
+// "rank_0/info.log line 12" before "rank_0/info.log line 40" and "rank_1/...": the same whatever order the files
+// are read in, so a restarted ingest stores what a clean one does.
+bool JobThresholds::Learned::replaces(const Learned& before) const {
+    if (evidence != before.evidence) return evidence > before.evidence;
+    if (value != before.value) return true;
+    const auto split = [](const std::string& where) {
+        const auto at = where.rfind(" line ");
+        return std::pair(where.substr(0, at),
+                         at == std::string::npos ? 0 : parse_int(std::string_view(where).substr(at + 6)).value_or(0));
+    };
+    return split(where) < split(before.where);
+}
+
 void put_job_threshold(RecordBatch& batch, const char* key, double value, JobEvidence evidence, std::string where) {
     std::string setting = std::string(kJobThresholdSetting) + key;
-    std::string text = format_double(value) + "\t" + std::to_string(static_cast<int>(evidence)) + "\t" + where;
+    const JobThresholds::Learned now(value, static_cast<int>(evidence), std::move(where));
     for (auto& [k, v] : batch.settings)
         if (k == setting) {
-            // The batch keeps the strongest evidence; among equals a new value, else the first place it was read.
-            const auto tab = v.find('\t');
-            const auto before_value = parse_double(std::string_view(v).substr(0, tab));
-            const auto before =
-                tab == std::string::npos ? 0 : parse_int(std::string_view(v).substr(tab + 1, 1)).value_or(0);
-            const auto now = static_cast<int>(evidence);
-            if (now > before || (now == before && before_value != value)) v = std::move(text);
+            const auto before = JobThresholds::Learned::decode(v);
+            if (!before || now.replaces(*before)) v = now.encode();
             return;
         }
-    batch.settings.emplace_back(std::move(setting), std::move(text));
+    batch.settings.emplace_back(std::move(setting), now.encode());
 }
 
 JobThresholds::JobThresholds(const DetectorOptions& flags)
@@ -47,17 +72,19 @@ bool JobThresholds::learn(const std::string& key, const std::string& value) {
                                    : name == kEmbeddingThresholdKey  ? &embedding_
                                                                      : nullptr;
     if (!slot) return false;
-    const auto a = value.find('\t'), b = a == std::string::npos ? a : value.find('\t', a + 1);
-    if (b == std::string::npos) return false;
-    const auto v = parse_double(value.substr(0, a));
-    const auto evidence = parse_int(value.substr(a + 1, b - a - 1));
-    if (!v || !evidence) return false;
-    Learned learned{*v, static_cast<int>(*evidence), value.substr(b + 1)};
-    if (*slot && (*slot)->evidence > learned.evidence) return false;  // a config dump never overrides the check's line
-    // The same value again (every skip line repeats it): the first place it was read stays the one named.
-    if (*slot && (*slot)->evidence == learned.evidence && (*slot)->value == learned.value) return false;
-    *slot = std::move(learned);
+    auto learned = Learned::decode(value);
+    if (!learned || (*slot && !learned->replaces(**slot))) return false;
+    *slot = std::move(*learned);
     return true;
+}
+
+std::vector<std::pair<std::string, std::string>> JobThresholds::settings() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    const std::pair<const char*, const std::optional<Learned>*> slots[] = {
+        {kSpikeThresholdKey, &spike_}, {kSpikeCountThresholdKey, &count_}, {kEmbeddingThresholdKey, &embedding_}};
+    for (const auto& [key, slot] : slots)
+        if (*slot) out.emplace_back(std::string(kJobThresholdSetting) + key, (*slot)->encode());
+    return out;
 }
 
 double JobThresholds::spike() const {
@@ -76,10 +103,6 @@ std::optional<double> JobThresholds::embedding() const {
 
 std::string JobThresholds::spike_source() const {
     return flag_spike_ ? "--global-norm-threshold" : spike_ ? "the job's" : "MindFormers' default";
-}
-
-std::string JobThresholds::embedding_source() const {
-    return flag_embedding_ ? "--embedding-threshold" : "the job's";
 }
 
 std::vector<ThresholdUse> JobThresholds::uses() const {

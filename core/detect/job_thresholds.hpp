@@ -32,17 +32,24 @@ public:
     double spike() const;
     std::int64_t spike_count() const;
     std::optional<double> embedding() const;
-    // The source of the spike threshold in a few words, for messages: "the job's", "--global-norm-threshold", ...
+    // The source of the spike threshold in a few words: "the job's", "--global-norm-threshold", ...
     std::string spike_source() const;
-    std::string embedding_source() const;
     std::vector<ThresholdUse> uses() const;
+    // What was learned of the job, as the settings to store (the readers' batch settings are replaced by these).
+    std::vector<std::pair<std::string, std::string>> settings() const;
 
-private:
+    // One of the job's values, and where it was read ("msrun_log/worker_0.log line 15").
     struct Learned {
         double value = 0;
         int evidence = 0;
         std::string where;
+        Learned(double v, int e, std::string w);
+        static std::optional<Learned> decode(const std::string& text);  // "<value>\t<evidence>\t<where>"
+        std::string encode() const;
+        bool replaces(const Learned& before) const;
     };
+
+private:
     std::optional<double> flag_spike_, flag_embedding_;
     std::optional<std::int64_t> flag_count_;
     std::optional<Learned> spike_, count_, embedding_;

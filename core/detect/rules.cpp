@@ -187,9 +187,7 @@ constexpr std::array kRules{
              .colour = by_score,
              .msprobe_alert = false,
              .job_level = false,
-             .message =
-                 "global norm V at step S is above the threshold T (whose: the flag's, the job's or MindFormers' "
-                 "default): N of C consecutive spikes (…)",
+             .message = "global norm V at step S is above the threshold T: spike N in a row (…)",
              .summary = "MindFormers' global norm at or above its spike threshold (the step's update is skipped)"},
     RuleInfo{
         .id = EmbeddingNormHigh,
@@ -199,8 +197,8 @@ constexpr std::array kRules{
         .colour = by_score,
         .msprobe_alert = false,
         .job_level = false,
-        .message = "embedding local norm V at step S is at or above the threshold T (the flag's or the job's): the "
-                   "checkpoint saved at this step will be marked unhealthy",
+        .message = "embedding local norm V at step S is at or above the threshold T: the checkpoint saved at this step "
+                   "will be marked unhealthy",
         .summary = "MindFormers' embedding local norm at or above its threshold (the checkpoint is marked unhealthy)"},
     RuleInfo{.id = unknown,
              .name = "unknown",
