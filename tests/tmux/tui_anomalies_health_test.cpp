@@ -171,6 +171,34 @@ TEST(TuiHealth, a_simulated_run_shows_its_checkpoints_skips_and_stop) {
     EXPECT_NE(r.out.find("8 ranks     data_skip"), std::string::npos) << "data skips grouped across ranks:\n" << r.out;
 }
 
+// The table of every anomaly at 80 columns: a kind longer than its column (embedding_local_norm, 20 characters, in
+// 18) ends in the cut mark, in UTF-8 and in ASCII; it was cut bare ("embedding_local_no"). The rendered worker log
+// with the config MindFormers pprints before it (the embedding threshold 270: 313.9 at step 4 is over it).
+TEST(TuiAnomalies, a_long_kind_in_the_table_of_every_anomaly_is_cut_with_the_mark) {
+    const std::string shared = shared_dir();
+    if (shared.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: rendered MindFormers fixtures not available");
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    TempDir tmp;
+    fs::create_directories(tmp / "job/output/msrun_log");
+    write_file(tmp / "job/output/msrun_log/worker_0.log",
+               "{'callbacks': [{'type': 'MFLossMonitor'},\n"
+               "               {'embedding_local_norm_threshold': 270.0,\n"
+               "                'type': 'CheckpointMonitor'}]}\n" +
+                   read_file(shared + "/fixtures/mindformers-rendered/worker_0.log"));
+    for (const auto& [lang, mark] : {std::pair<std::string, std::string>{"C.UTF-8", "\u2026"}, {"C", "~"}}) {
+        TmuxSession t(
+            program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / ("store-" + lang + ".db")), 80, 24,
+            {{"LANG", lang}, {"LC_ALL", lang}, {"TERM", "xterm-256color"}, {"XDG_STATE_HOME", tmp / "state"}});
+        ASSERT_FALSE(t.wait_for("3 Anomalies", milliseconds(8000)).empty()) << t.capture();
+        t.send_keys("3", true);
+        ASSERT_FALSE(t.wait_for("GlobalNormSpike", milliseconds(5000)).empty()) << t.capture();
+        t.send_keys("i", true);
+        const std::string screen = t.wait_for("EmbeddingNormHigh embed_norm" + mark, milliseconds(5000));
+        EXPECT_FALSE(screen.empty()) << lang << "\n" << t.capture();
+        t.send_keys("q", true);
+    }
+}
+
 // The Health tab's figures count what a person counts: steps and ranks, not findings or log lines. Before, this run
 // showed "max inf" (the NaN at step 35; the true max is the spike's 189.042), "16 spikes" (2 steps x 8 ranks),
 // "8 data skips" (1 step), "run config: 32 keys" (4 keys x 8 ranks) and each checkpoint save once per rank.

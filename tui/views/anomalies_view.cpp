@@ -107,6 +107,7 @@ struct TableColumns {
     int kind = 4;  // the longest kind shown (at most 18)
     int rule = 4;  // the longest rule shown, whole: the names `msmon anomalies` prints (at most 17)
     bool op = true, value = true, ref = true, src = true, count = true;
+    bool unicode = true;  // the cut mark of a long kind
     int before_name() const {
         return 1 + 6 + 1 + 4 + 1 + rule + 1 + kind + 1 + (op ? 6 : 0) + (value ? 10 : 0) + (ref ? 10 : 0) +
                (src ? 4 : 0) + (count ? 5 : 0);
@@ -129,9 +130,9 @@ struct TableColumns {
     }
     std::string row(bool selected, const AnomalyRecord& a, int repeats) const {
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%s%6lld %4d %-*.*s %-*.*s ", selected ? ">" : " ",
-                      static_cast<long long>(a.step), a.rank, rule, rule, a.rule.c_str(), kind, kind, a.kind.c_str());
-        std::string out = buf;
+        std::snprintf(buf, sizeof buf, "%s%6lld %4d %-*.*s ", selected ? ">" : " ", static_cast<long long>(a.step),
+                      a.rank, rule, rule, a.rule.c_str());
+        std::string out = buf + short_kind(a.kind, kind, unicode) + " ";
         if (op) {
             std::snprintf(buf, sizeof buf, "%-5.5s ", a.op.c_str());
             out += buf;
@@ -555,6 +556,7 @@ void AnomaliesView::draw(ScreenBuffer& buf, int x, int y, int width, int height,
     cols.kind = std::min(cols.kind, 18);
     for (const auto& r : rows_) cols.rule = std::max<int>(cols.rule, static_cast<int>(list_[r.first].rule.size()));
     cols.rule = std::min(cols.rule, 17);
+    cols.unicode = glyphs.unicode;
     cols.fit(width, kTableNameMin);
     // Incidents: the kind column as wide as the longest kind of any anomaly grouped (12 to 18), never cut; the same
     // whether an incident is expanded or not, so that rows do not move.
