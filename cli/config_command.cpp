@@ -201,16 +201,17 @@ int run_config_command(int argc, char** argv) {
     }
     const bool yes = args->has("--yes");
     const SaveVeto veto = [yes](const json& before, const json& after) -> std::string {
-        const ConfigCheck c = check_monitor_config(after);
+        // Judged as the version the file is: a set that drops `monitors` does not make msprobe's v2 read it as v1.
+        const MonitorConfigVersion version = monitor_config_version(before);
+        const ConfigCheck c = check_monitor_config(after, version);
         if (!c.ok()) {
             std::string why = "not written — msprobe would reject it:";
             for (const auto& e : c.errors) why += "\n  " + e;
             return why;
         }
-        if (monitor_config_aborts_training(after) && !monitor_config_aborts_training(before) && !yes)
-            return std::string("not written — ") + aborting_fields_text(monitor_config_version(after)) +
-                   (has_dynamic_mode(monitor_config_version(after)) ? " ABORTS training"
-                                                                    : " MAY INTERRUPT training (msprobe's docs)") +
+        if (monitor_config_aborts_training(after, version) && !monitor_config_aborts_training(before, version) && !yes)
+            return std::string("not written — ") + aborting_fields_text(version) +
+                   (has_dynamic_mode(version) ? " ABORTS training" : " MAY INTERRUPT training (msprobe's docs)") +
                    "; add --yes to write it anyway";
         return {};
     };

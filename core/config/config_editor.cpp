@@ -147,7 +147,7 @@ void ConfigEditor::add_unknown_rows(const json& node, const std::vector<std::str
 
 bool ConfigEditor::pending_aborts_training() const {
     if (version() == MonitorConfigVersion::v2)
-        return monitor_config_aborts_training(edited_) && !monitor_config_aborts_training(base_);
+        return monitor_config_aborts_training(edited_, version()) && !monitor_config_aborts_training(base_, version());
     return turned_on(base_, edited_, "print_struct") || turned_on(base_, edited_, "cc_distribution", "cc_log_only");
 }
 
@@ -223,8 +223,8 @@ SaveReport ConfigEditor::save(const SaveTiming& timing) {
     const json base_doc = base_;
     report = guarded_save(
         target_, patch,
-        [](const json&, const json& after) -> std::string {
-            const ConfigCheck c = check_monitor_config(after);
+        [version = version()](const json&, const json& after) -> std::string {
+            const ConfigCheck c = check_monitor_config(after, version);
             return c.ok() ? std::string() : "not written — msprobe would reject it: " + c.errors.front();
         },
         timing);

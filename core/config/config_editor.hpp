@@ -51,8 +51,10 @@ public:
     ConfigPatch pending() const { return diff_configs(base_, edited_); }
     std::vector<std::string> pending_lines() const { return describe_patch(base_, pending()); }
     // v1 or monitor_v2, by the edited document's keys: which table, rules and actions apply.
-    MonitorConfigVersion version() const { return monitor_config_version(edited_); }
-    ConfigCheck check() const { return check_monitor_config(edited_); }
+    // The version of the file as read: removing `monitors` or adding a v1 key while editing does not make a v2 file
+    // a v1 one (msprobe's v2 still reads it).
+    MonitorConfigVersion version() const { return monitor_config_version(base_); }
+    ConfigCheck check() const { return check_monitor_config(edited_, version()); }
     // Would the pending change start something that aborts training (print_struct, cc_log_only turned on)?
     bool pending_aborts_training() const;
 

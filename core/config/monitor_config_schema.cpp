@@ -55,13 +55,19 @@ std::vector<std::string> field_path(const ConfigField& field) {
 }
 
 ConfigCheck check_monitor_config(const json& c) {
-    return monitor_config_version(c) == MonitorConfigVersion::v2 ? validate_monitor_v2_config(c)
-                                                                 : validate_monitor_config(c);
+    return check_monitor_config(c, monitor_config_version(c));
+}
+
+ConfigCheck check_monitor_config(const json& c, MonitorConfigVersion v) {
+    return v == MonitorConfigVersion::v2 ? validate_monitor_v2_config(c) : validate_monitor_config(c);
 }
 
 bool monitor_config_aborts_training(const json& c) {
-    return monitor_config_version(c) == MonitorConfigVersion::v2 ? monitor_v2_aborts_training(c)
-                                                                 : config_aborts_training(c);
+    return monitor_config_aborts_training(c, monitor_config_version(c));
+}
+
+bool monitor_config_aborts_training(const json& c, MonitorConfigVersion v) {
+    return v == MonitorConfigVersion::v2 ? monitor_v2_aborts_training(c) : config_aborts_training(c);
 }
 
 const char* aborting_fields_text(MonitorConfigVersion v) {

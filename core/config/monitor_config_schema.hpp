@@ -30,9 +30,12 @@ std::vector<std::string> field_path(const ConfigField& field);
 
 // The config checked by the rules of its own version.
 ConfigCheck check_monitor_config(const nlohmann::ordered_json& config);
+// ... as a config of `version` (an editor keeps the version the file had: an edit does not switch it).
+ConfigCheck check_monitor_config(const nlohmann::ordered_json& config, MonitorConfigVersion version);
 
 // The config, by its own version, has a field set that aborts (or, v2, may interrupt) training.
 bool monitor_config_aborts_training(const nlohmann::ordered_json& config);
+bool monitor_config_aborts_training(const nlohmann::ordered_json& config, MonitorConfigVersion version);
 
 // The aborting fields in words, for refusals: "print_struct or cc_distribution.cc_log_only".
 const char* aborting_fields_text(MonitorConfigVersion version);

@@ -4,6 +4,7 @@
 #include "core/config/monitor_v2_config_fields.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -30,16 +31,34 @@ bool truthy(const json& v) {
     return true;
 }
 
-// Python's float(x) accepts it (numbers, bools, numeric strings).
+// Python's float(x) accepts it (numbers, bools, numeric strings): blanks around, a sign, digits with single
+// underscores between them, inf/infinity/nan in any case; not hex. std::from_chars, as the locale must not matter
+// (msmon-tui sets LC_ALL from the environment, and strtod then reads "0,5" under de_DE).
 bool float_accepts(const json& v) {
     if (v.is_number() || v.is_boolean()) return true;
     if (!v.is_string()) return false;
-    const std::string s = v.get<std::string>();
-    const auto first = s.find_first_not_of(" \t\n\r");
+    std::string s = v.get<std::string>();
+    const auto first = s.find_first_not_of(" \t\n\r\f\v");
     if (first == std::string::npos) return false;
-    char* end = nullptr;
-    std::strtod(s.c_str() + first, &end);
-    return end != s.c_str() + first && std::string(end).find_first_not_of(" \t\n\r") == std::string::npos;
+    s = s.substr(first, s.find_last_not_of(" \t\n\r\f\v") - first + 1);
+    if (s[0] == '+' || s[0] == '-') s.erase(0, 1);
+    std::string lower;
+    for (char ch : s) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    if (lower == "inf" || lower == "infinity" || lower == "nan") return true;
+    std::string digits;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '_') {
+            digits.push_back(s[i]);
+            continue;
+        }
+        const bool between = i > 0 && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+                             std::isdigit(static_cast<unsigned char>(s[i + 1]));
+        if (!between) return false;
+    }
+    if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits[0])) || digits[0] == '.')) return false;
+    double out = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return end == digits.data() + digits.size() && ec != std::errc::invalid_argument;
 }
 
 bool is_monitor_enabled(const json& monitors, const std::string& name) {
@@ -309,7 +328,7 @@ bool monitor_v2_aborts_training(const json& c) {
     if (monitors == c.end() || !monitors->is_object() || !is_monitor_enabled(*monitors, "cc")) return false;
     const json& cc = cc_fields((*monitors)["cc"]);
     const auto it = cc.find("cc_log_only");
-    return it != cc.end() && it->is_boolean() && it->get<bool>();
+    return it != cc.end() && truthy(*it);  // msprobe takes 1 or "yes" for true as well
 }
 
 ConfigCheck validate_monitor_v2_config(const json& c) {

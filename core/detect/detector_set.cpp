@@ -327,8 +327,8 @@ void DetectorSet::mindformers_checks(const SampleRow& row, const TensorInfo& t, 
                                                     .reference = reference},
                                                    std::move(message)));
     };
-    if (t.kind == "global_norm") {
-        const double threshold = thresholds_.spike();
+    if (const auto spike = thresholds_.spike(); t.kind == "global_norm" && spike) {
+        const double threshold = *spike;
         if (v >= threshold || std::isnan(v)) {
             ++st.spike_count;
             // Nothing here depends on when the job's thresholds were read (a restarted or a clean ingest reads its

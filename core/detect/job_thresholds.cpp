@@ -7,7 +7,6 @@ namespace msmon {
 
 namespace {
 
-constexpr double kMindFormersSpikeThreshold = 3.0;   // MonitorConfig.global_norm_spike_threshold
 constexpr std::int64_t kMindFormersSpikeCount = 10;  // MonitorConfig.global_norm_spike_count_threshold
 
 std::string job_words(const std::string& where) {
@@ -31,19 +30,18 @@ std::string JobThresholds::Learned::encode() const {
     return format_double(value) + "\t" + std::to_string(evidence) + "\t" + where;
 }
 
-// Stronger evidence wins (a config dump never overrides the check's own line); among equals a new value (a relaunch
-// with another config); the same value again (every skip line repeats it) names the first place in file order,
-// "rank_0/info.log line 12" before "rank_0/info.log line 40" and "rank_1/...": the same whatever order the files
-// are read in, so a restarted ingest stores what a clean one does.
+// Stronger evidence wins (a config dump never overrides the check's own line); among equals the place latest in file
+// order ("rank_0/info.log line 40" after "rank_0/info.log line 12", "rank_1/..." after both): a relaunch's new value
+// comes later in its file, and the choice is the same whatever order the files are read in, so a restarted ingest
+// stores what a clean one does.
 bool JobThresholds::Learned::replaces(const Learned& before) const {
     if (evidence != before.evidence) return evidence > before.evidence;
-    if (value != before.value) return true;
     const auto split = [](const std::string& where) {
         const auto at = where.rfind(" line ");
         return std::pair(where.substr(0, at),
                          at == std::string::npos ? 0 : parse_int(std::string_view(where).substr(at + 6)).value_or(0));
     };
-    return split(where) < split(before.where);
+    return split(before.where) < split(where);
 }
 
 void put_job_threshold(RecordBatch& batch, const char* key, double value, JobEvidence evidence, std::string where) {
@@ -87,8 +85,10 @@ std::vector<std::pair<std::string, std::string>> JobThresholds::settings() const
     return out;
 }
 
-double JobThresholds::spike() const {
-    return flag_spike_ ? *flag_spike_ : spike_ ? spike_->value : kMindFormersSpikeThreshold;
+std::optional<double> JobThresholds::spike() const {
+    if (flag_spike_) return flag_spike_;
+    if (spike_) return spike_->value;
+    return std::nullopt;
 }
 
 std::int64_t JobThresholds::spike_count() const {
@@ -101,17 +101,13 @@ std::optional<double> JobThresholds::embedding() const {
     return std::nullopt;
 }
 
-std::string JobThresholds::spike_source() const {
-    return flag_spike_ ? "--global-norm-threshold" : spike_ ? "the job's" : "MindFormers' default";
-}
-
 std::vector<ThresholdUse> JobThresholds::uses() const {
     const std::string not_seen = "; the job's not seen";
     std::vector<ThresholdUse> uses;
     uses.push_back({kSpikeThresholdKey, spike(),
                     flag_spike_ ? "--global-norm-threshold"
                     : spike_    ? job_words(spike_->where)
-                                : "MindFormers' default" + not_seen});
+                                : "not checked: no --global-norm-threshold, and no data skip in the job's output"});
     uses.push_back({kSpikeCountThresholdKey, static_cast<double>(spike_count()),
                     flag_count_ ? "--global-norm-count"
                     : count_    ? job_words(count_->where)

@@ -29,11 +29,11 @@ public:
     explicit JobThresholds(const DetectorOptions& flags);
     // A setting (stored, or of the batch): true when it changed a threshold in use.
     bool learn(const std::string& key, const std::string& value);
-    double spike() const;
+    // None when neither a flag nor the job gives it: a job without data skip has no spike to skip, and guessing
+    // MindFormers' default (3.0) flagged every step of a job whose own threshold is higher.
+    std::optional<double> spike() const;
     std::int64_t spike_count() const;
     std::optional<double> embedding() const;
-    // The source of the spike threshold in a few words: "the job's", "--global-norm-threshold", ...
-    std::string spike_source() const;
     std::vector<ThresholdUse> uses() const;
     // What was learned of the job, as the settings to store (the readers' batch settings are replaced by these).
     std::vector<std::pair<std::string, std::string>> settings() const;

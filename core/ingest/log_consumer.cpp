@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "core/detect/anomaly_score.hpp"
@@ -32,6 +33,7 @@ std::string line_of(const TrackedFile& file, std::int64_t line) {
 
 // What a stop line says of the job's thresholds: it stops when the count reaches the count threshold.
 void learn_from_spike(const SpikeLine& sp, const TrackedFile& file, std::int64_t line, RecordBatch& batch) {
+    if (!(sp.threshold > 0) || !std::isfinite(sp.threshold)) return;  // not a number MindFormers compares with
     put_job_threshold(batch, kSpikeThresholdKey, sp.threshold, JobEvidence::check_line, line_of(file, line));
     if (sp.stop)
         put_job_threshold(batch, kSpikeCountThresholdKey, static_cast<double>(sp.count), JobEvidence::check_line,
@@ -193,7 +195,8 @@ void LogConsumer::handle_message(TrackedFile& file, LogReaderContext& ctx, std::
         return;
     }
     if (auto k = parse_skip_line(message)) {
-        put_job_threshold(batch, kSpikeThresholdKey, k->threshold, JobEvidence::check_line, line_of(file, line));
+        if (k->threshold > 0 && std::isfinite(k->threshold))
+            put_job_threshold(batch, kSpikeThresholdKey, k->threshold, JobEvidence::check_line, line_of(file, line));
         if (k->is_skip) add_event(file, current, "data_skip", time, std::string(message), batch);
         return;
     }

@@ -80,14 +80,14 @@ TEST(JobThresholds, the_data_skip_and_stop_lines_give_the_spike_threshold_and_co
     EXPECT_EQ(found[1]["step"], 4);
     const Json t = thresholds(db);
     EXPECT_EQ(t["global_norm_spike_threshold"]["value"], 3.0);
-    EXPECT_EQ(t["global_norm_spike_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 15");
+    EXPECT_EQ(t["global_norm_spike_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 38");
     EXPECT_EQ(t["global_norm_spike_count_threshold"]["value"], 2.0);
     EXPECT_EQ(t["global_norm_spike_count_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 38");
     EXPECT_TRUE(t["embedding_local_norm_threshold"]["value"].is_null());
     auto table = run({program("msmon"), "health", "--db", db});
     EXPECT_NE(table.out.find("thresholds of MindFormers' checks:\n"
                              "  global_norm_spike_threshold        3        the job's, from msrun_log/worker_0.log "
-                             "line 15\n"),
+                             "line 38\n"),
               std::string::npos)
         << table.out;
 }
@@ -105,7 +105,7 @@ TEST(JobThresholds, the_jobs_threshold_wins_over_the_default_and_a_flag_over_the
     EXPECT_EQ(found[0]["step"], 4);
     EXPECT_EQ(found[0]["reference"], 50.0);
     EXPECT_EQ(thresholds(db)["global_norm_spike_threshold"]["source"],
-              "the job's, from msrun_log/worker_0.log line 15");
+              "the job's, from msrun_log/worker_0.log line 38");
 
     const std::string flagged = tmp / "flagged.db";
     ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", flagged, "--global-norm-threshold", "45"}).exit_code, 0);
@@ -140,8 +140,8 @@ TEST(JobThresholds, the_pprinted_config_gives_the_embedding_threshold) {
     const Json t = thresholds(db);
     EXPECT_EQ(t["embedding_local_norm_threshold"]["value"], 270.0);
     EXPECT_EQ(t["embedding_local_norm_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 3");
-    // The data-skip line is the running check's own value: it stays the source named over the config dump.
-    EXPECT_EQ(t["global_norm_spike_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 24");
+    // The stop line is the running check's own value: it is the source named over the config dump.
+    EXPECT_EQ(t["global_norm_spike_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 47");
 }
 
 }  // namespace

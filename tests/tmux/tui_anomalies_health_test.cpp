@@ -127,7 +127,7 @@ TEST(TuiHealth, rendered_fixture_shows_checkpoints_skips_and_the_stop) {
             << s;
         EXPECT_NE(s.find("data skipped at 2 steps"), std::string::npos) << s;
         // Which thresholds the spikes were judged with: the job's own, from its data-skip and stop lines.
-        EXPECT_NE(s.find("\n  spike threshold 3: the job's, from msrun_log/worker_0.log line 15\n"
+        EXPECT_NE(s.find("\n  spike threshold 3: the job's, from msrun_log/worker_0.log line 38\n"
                          "  stop after 2 in a row: the job's, from msrun_log/worker_0.log line 38\n"),
                   std::string::npos)
             << s;

@@ -96,5 +96,19 @@ TEST(ConfigEditorV2, a_change_monitor_v2_would_refuse_is_not_saved) {
     EXPECT_EQ(read_file(tmp / "v2.json"), kV2);
 }
 
+// A v2 file stays v2 while it is edited: removing the key that told it apart (output_dir, no `monitors`) would
+// have switched the form, the rules and the save's check to v1's, while msprobe's v2 still reads the file.
+TEST(ConfigEditorV2, an_edit_does_not_switch_the_files_version) {
+    TempDir tmp;
+    write_file(tmp / "v2.json", R"({"output_dir": "./out", "start_step": 0, "format": "csv"})");
+    ConfigEditor editor(ConfigTarget(tmp / "v2.json"));
+    ASSERT_TRUE(editor.loaded()) << editor.load_error();
+    ASSERT_EQ(editor.version(), MonitorConfigVersion::v2);
+    editor.remove("output_dir");
+    EXPECT_EQ(editor.version(), MonitorConfigVersion::v2);
+    EXPECT_EQ(row(editor.rows(), "dynamic_on"), nullptr);
+    EXPECT_NE(row(editor.rows(), "stop_step"), nullptr);
+}
+
 }  // namespace
 }  // namespace msmon::test

@@ -91,6 +91,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"monitors": {"module": {"targets": 5}}})", Case::rejected},
         Case{R"({"monitors": {"module": {"targets": [1]}}})", Case::rejected},
         Case{R"({"monitors": {"module": {"eps": "small"}}})", Case::rejected},
+        // float() as Python has it, whatever the locale: underscores between digits, inf, blanks; not hex, not "0,5".
+        Case{R"({"monitors": {"module": {"eps": " 1_0e-9 "}}})", Case::accepted},
+        Case{R"({"monitors": {"module": {"eps": "-Infinity"}}})", Case::accepted},
+        Case{R"({"monitors": {"module": {"eps": "0x1p-3"}}})", Case::rejected},
+        Case{R"({"monitors": {"module": {"eps": "0,5"}}})", Case::rejected},
+        Case{R"({"monitors": {"module": {"eps": "1__0"}}})", Case::rejected},
         // A monitor that is off is never built: its bad eps only warns.
         Case{R"({"monitors": {"optimizer": {"enabled": false, "eps": "small"}, "weight_grad": {"enabled": true}}})",
              Case::warned},
@@ -152,6 +158,13 @@ TEST(MonitorV2ConfigFields, cc_log_only_aborts_only_when_cc_is_on_and_the_window
     EXPECT_TRUE(monitor_config_aborts_training(on));
     EXPECT_FALSE(monitor_config_aborts_training(off));
     EXPECT_TRUE(monitor_config_aborts_training(nested));
+    // msprobe takes any true value for true: 1 or "yes" must ask as `true` does.
+    EXPECT_TRUE(
+        monitor_config_aborts_training(json::parse(R"({"monitors": {"cc": {"cc_log_only": 1, "enabled": 1}}})")));
+    EXPECT_TRUE(monitor_config_aborts_training(
+        json::parse(R"({"monitors": {"cc": {"enabled": true, "cc_log_only": "yes"}}})")));
+    EXPECT_FALSE(
+        monitor_config_aborts_training(json::parse(R"({"monitors": {"cc": {"enabled": true, "cc_log_only": 0}}})")));
     EXPECT_EQ(
         monitor_v2_window_text(json::parse(
             R"({"start_step": 10, "stop_step": 20, "step_interval": 2, "monitors": {"weight_grad": {"enabled": true}, "module": {}}})")),
