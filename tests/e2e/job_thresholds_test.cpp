@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "tests/support/e2e_support.hpp"
 #include "tests/support/test_env.hpp"
@@ -142,6 +143,32 @@ TEST(JobThresholds, the_pprinted_config_gives_the_embedding_threshold) {
     EXPECT_EQ(t["embedding_local_norm_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 3");
     // The stop line is the running check's own value: it is the source named over the config dump.
     EXPECT_EQ(t["global_norm_spike_threshold"]["source"], "the job's, from msrun_log/worker_0.log line 47");
+}
+
+// A job without data skip (its log holds no skip, spike or stop line, no config): no spike threshold is guessed.
+// MindFormers' default of 3.0 called its global norms of 47.3 and 51.2 spikes whose update "MindFormers skips"; the
+// job skipped nothing. Health says the check did not run and why.
+TEST(JobThresholds, a_job_without_data_skip_gets_no_spike_findings_from_a_guessed_threshold) {
+    TempDir tmp;
+    const std::string job = job_with_worker_log(tmp, "3.0");
+    if (job.empty()) MSMON_SKIP_UNLESS_REQUIRED("../shared is absent: rendered MindFormers fixtures not available");
+    const std::string log = tmp / "job/output/msrun_log/worker_0.log";
+    std::string kept;
+    std::istringstream in(read_file(log));
+    for (std::string line; std::getline(in, line);)
+        if (!std::regex_search(line, std::regex("threshold|^Traceback|^  |^\\[\\.\\.\\.\\]|^ValueError")))
+            kept += line + "\n";
+    write_file(log, kept);
+    const std::string db = tmp / "store.db";
+    ASSERT_EQ(run({program("msmon"), "ingest", job, "--db", db}).exit_code, 0);
+    EXPECT_TRUE(spikes(db).empty());
+    const Json t = thresholds(db);
+    EXPECT_TRUE(t["global_norm_spike_threshold"]["value"].is_null());
+    EXPECT_EQ(t["global_norm_spike_threshold"]["source"],
+              "not checked: no --global-norm-threshold, and no data skip in the job's output");
+    // Its global norms are still stored and charted.
+    auto q = run({program("msmon"), "query", "--db", db, "--kind", "global_norm"});
+    EXPECT_NE(q.out.find("51.204178"), std::string::npos) << q.out;
 }
 
 }  // namespace
