@@ -242,7 +242,21 @@ SampleChunkWriter::SampleChunkWriter(Connection& conn)
                "max(block) FROM sample_chunk WHERE tensor_id = ?1)"),
       block_q_(conn, "SELECT data FROM sample_chunk WHERE tensor_id = ? AND block = ?"),
       erase_(conn, "DELETE FROM sample_chunk WHERE tensor_id = ? AND block = ?"),
-      insert_(conn, "INSERT INTO sample_chunk(tensor_id, block, first_step, last_step, n, data) VALUES(?,?,?,?,?,?)") {}
+      insert_(conn, "INSERT INTO sample_chunk(tensor_id, block, first_step, last_step, n, data) VALUES(?,?,?,?,?,?)"),
+      overlap_q_(conn,
+                 "SELECT 1 FROM sample_chunk WHERE tensor_id = ? AND block = ? AND first_step <= ? AND last_step >= ? "
+                 "LIMIT 1") {}
+
+bool SampleChunkWriter::overlaps(std::int64_t tensor_id, std::int64_t block, std::int64_t lo, std::int64_t hi) {
+    overlap_q_.reset();
+    overlap_q_.bind(1, tensor_id);
+    overlap_q_.bind(2, block);
+    overlap_q_.bind(3, hi);
+    overlap_q_.bind(4, lo);
+    const bool found = overlap_q_.step();
+    overlap_q_.reset();
+    return found;
+}
 
 void SampleChunkWriter::clear() {
     tensors_.clear();
@@ -334,8 +348,24 @@ void SampleChunkWriter::write_block(std::int64_t tensor_id, std::int64_t block, 
         s.last_step = rows.back()->step;
         return;
     }
-    // A step at or before the tensor's last: merge into the block's stored rows.
+    // Behind the tensor's last step, into steps no stored chunk spans (history read after the newest steps): a
+    // chunk of its own, as an append is. The block the history left is sealed (the newest block is sealed by the
+    // append that leaves it).
+    if (!overlaps(tensor_id, block, rows.front()->step, rows.back()->step)) {
+        if (s.behind_chunks > 1 && s.behind_block < block && s.behind_block != s.last_block)
+            merge_block(tensor_id, s.behind_block, {}, nullptr);
+        insert(tensor_id, block, rows);
+        s.behind_chunks = s.behind_block == block ? s.behind_chunks + 1 : 1;
+        s.behind_block = block;
+        if (block == s.last_block) {
+            ++s.chunks_in_last_block;
+            s.last_step = std::max(s.last_step, rows.back()->step);
+        }
+        return;
+    }
+    // A step at or before the tensor's last, in a stored chunk's span: merge into the block's stored rows.
     merge_block(tensor_id, block, rows, &replaced);
+    if (block == s.behind_block) s.behind_chunks = 1;
     if (block == s.last_block) {
         s.chunks_in_last_block = 1;
         s.last_step = std::max(s.last_step, rows.back()->step);

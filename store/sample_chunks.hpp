@@ -6,7 +6,9 @@
 // and block (a few thousand b-tree entries for the ~600k-row reference run instead of 600k); a live commit of
 // one step appends a one-row chunk (no read-modify-write); when a tensor's rows move on to a later block, the
 // chunks of the block it left are merged into one (the "seal"), so a long run ends with one chunk per 64 steps.
-// Chunks of one block may interleave in steps (rows arriving out of order); readers merge them by step.
+// Chunks of one block may interleave in steps (rows arriving out of order); readers merge them by step. Rows
+// written behind a tensor's last step into steps no stored chunk spans (a backlog read newest first, its history
+// after) are a chunk of their own too, with no read-modify-write; their blocks are sealed as they move on.
 //
 // Chunk bytes, per row: varint zigzag(step - previous step), a head byte (low 4 bits: value count; bits 4–6:
 // layout, shape, dtype id differ from the previous row's), those ids as zigzag varints, then 2-bit tags per value
@@ -69,7 +71,13 @@ private:
         std::int64_t last_step = 0;
         std::int64_t last_block = 0;
         int chunks_in_last_block = 0;  // 0: the tensor has no rows yet
+        // Rows written behind last_step into steps no chunk holds (a backlog's history, read after its newest
+        // steps): the block they last went to and its chunks written so, sealed as they move on.
+        std::int64_t behind_block = -1;
+        int behind_chunks = 0;
     };
+    // Whether a stored chunk of (tensor, block) spans any step of [lo, hi].
+    bool overlaps(std::int64_t tensor_id, std::int64_t block, std::int64_t lo, std::int64_t hi);
     TensorState& state(std::int64_t tensor_id);
     void write_block(std::int64_t tensor_id, std::int64_t block, std::vector<const SampleRow*>& rows,
                      const std::function<void(const SampleRow&)>& replaced);
@@ -79,7 +87,7 @@ private:
 
     static constexpr std::size_t kMaxCachedTensors = 1 << 20;
 
-    Statement state_q_, block_q_, erase_, insert_;
+    Statement state_q_, block_q_, erase_, insert_, overlap_q_;
     std::unordered_map<std::int64_t, TensorState> tensors_;
     std::vector<const SampleRow*> run_;
     std::vector<SampleRow> stored_;

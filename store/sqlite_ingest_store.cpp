@@ -66,6 +66,7 @@ struct SqliteIngestStore::WriteStatements {
           detector(c, "INSERT OR REPLACE INTO detector_state(tensor_id, last_step, state) VALUES(?,?,?)"),
           whole_file(c, "INSERT OR REPLACE INTO whole_file(path, size, mtime_ns, hash) VALUES(?,?,?,?)"),
           setting(c, "INSERT OR REPLACE INTO setting(key, value) VALUES(?,?)"),
+          setting_clear(c, "DELETE FROM setting WHERE key = ?"),
           // The count of repeated (tensor, step) rows, kept as a setting so it survives restarts.
           repeats(c,
                   "INSERT INTO setting(key, value) VALUES('repeated_values', ?) ON CONFLICT(key) DO UPDATE SET "
@@ -78,7 +79,8 @@ struct SqliteIngestStore::WriteStatements {
               "INSERT INTO step_time(run_id, step, wall_ms) VALUES(?,?,?) ON CONFLICT(run_id, step) DO UPDATE SET "
               "wall_ms = min(wall_ms, excluded.wall_ms)") {}
     Statement run, tensor, layout, text, file, event, anomaly, console_alert, dump_over_console, checkpoint_clear,
-        checkpoint, module_struct, detector, whole_file, setting, repeats, issue, stack, journal, step_time;
+        checkpoint, module_struct, detector, whole_file, setting, setting_clear, repeats, issue, stack, journal,
+        step_time;
 };
 
 namespace {
@@ -441,6 +443,10 @@ void SqliteIngestStore::commit(const RecordBatch& batch) {
         s.setting.bind(1, k);
         s.setting.bind(2, v);
         s.setting.run();
+    }
+    for (const auto& k : batch.cleared_settings) {
+        s.setting_clear.bind(1, k);
+        s.setting_clear.run();
     }
     for (const auto& f : batch.files) {
         s.file.bind(1, f.id);

@@ -508,6 +508,7 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
     std::vector<Field> fields = {
         {message_, 0},
         {status_.waiting, 0},
+        {status_.history, 1},
         {counted(om.catalog.ranks.size(), "rank"), 5},
         {"steps " + steps, 4},
         {watch, quiet ? 2 : 6},

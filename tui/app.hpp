@@ -31,6 +31,8 @@ struct AppStatus {
     // Started before the job: what msmon waits for (the folder, or anything to read in it). Kept on the status
     // line before anything else but the message of the moment.
     std::string waiting;
+    // A backlog's history still being read: how much is in (tui/models/backfill_text.hpp); empty once read.
+    std::string history;
     double seconds_since_data = -1;  // since the ingest thread last committed; -1: nothing yet
 };
 

@@ -28,6 +28,7 @@
 #include "store/ingest_session.hpp"
 #include "tui/idle_report.hpp"
 #include "tui/launch_options.hpp"
+#include "tui/models/backfill_text.hpp"
 #include "tui/notification.hpp"
 #include "tui/terminal.hpp"
 #include "tui/terminfo_fallback.hpp"
@@ -200,6 +201,7 @@ int run_live(const LaunchOptions& o) {
     IngestOptions io;
     io.roots = {o.dir};
     io.follow = true;
+    io.newest_first = true;  // every rank's present first, its history filled in behind
     io.poll_ms = o.poll_ms;
     if (!o.monitor_config.empty()) io.detectors.monitor_config_text = o.monitor_config;
     std::string error;
@@ -314,6 +316,11 @@ int run_live(const LaunchOptions& o) {
         Terminal term(!o.mono);
         using Clock = std::chrono::steady_clock;
         const auto frame = std::chrono::milliseconds(50);  // at most 20 frames a second
+        // While a backlog's history is read, new data is read for the screen twice a second: the views' queries
+        // would otherwise take the CPU the reading needs (keys are still answered within a frame).
+        const auto backlog_frame = std::chrono::milliseconds(500);
+        bool data_news = false;  // committed since the last reload
+        auto last_reload = Clock::now() - std::chrono::seconds(1);
         auto last_frame = Clock::now() - std::chrono::seconds(1);
         auto rate_time = Clock::now();
         std::uint64_t rate_values = 0;
@@ -342,8 +349,14 @@ int run_live(const LaunchOptions& o) {
         };
         while (running) {
             const auto now = Clock::now();
+            const bool backlog = session && session->engine().backfill().active;
+            if (data_news && (!backlog || now - last_reload >= backlog_frame)) {
+                reload = true;
+                data_news = false;
+            }
             if ((reload || redraw) && now - last_frame >= frame) {
                 if (reload) {
+                    last_reload = now;
                     if (session) collected_batches = session->engine().counters().batches.load();
                     // Where reading stands, taken before the store is read: what it says is in what is read next.
                     const std::optional<ReadProgress> progress =
@@ -371,6 +384,7 @@ int run_live(const LaunchOptions& o) {
                 if (session) {
                     const auto& c = session->engine().counters();
                     st.watch = session->engine().watch_mode();
+                    st.history = backfill_text(session->engine().backfill(), term.glyphs().unicode);
                     st.values = c.values.load();
                     if (const long long t = last_commit_ns.load(); t != 0)
                         st.seconds_since_data =
@@ -415,6 +429,10 @@ int run_live(const LaunchOptions& o) {
                 timeout = static_cast<int>(std::max<long long>(
                     0,
                     std::chrono::duration_cast<std::chrono::milliseconds>(last_frame + frame - Clock::now()).count()));
+            else if (data_news)  // the backlog's next reload
+                timeout = static_cast<int>(std::max<long long>(
+                    0, std::chrono::duration_cast<std::chrono::milliseconds>(last_reload + backlog_frame - Clock::now())
+                           .count()));
             // Idle: wake every 2 s only to age "data Ns ago" (a redraw from the cached model, no store read);
             // another msmon writing the store: look for its new data every second.
             // The Config tab watches its file (the trainer's write-back): re-read it every second.
@@ -447,7 +465,7 @@ int run_live(const LaunchOptions& o) {
             if (fds[1].revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(wake, &v, sizeof v);
-                reload = true;
+                data_news = true;
             }
             if (g_quit.load()) break;
             MouseEvent mouse;

@@ -168,6 +168,19 @@ void IngestEngine::Impl::scan_dir(const std::string& path) {
             file_order.emplace_back(fc->order, e.name);
     }
     std::sort(file_order.begin(), file_order.end());
+    if (planning) {  // the first scan: listed, read later in the plan's order (engine_backfill.cpp)
+        std::vector<PlannedFile> listed;
+        for (const auto& [_, name] : file_order) {
+            const auto fc = classify_file(it->second.role, it->second.rank, name);
+            const bool csv = fc->format == FileFormat::csv_data && fc->csv_role == CsvRole::data;
+            listed.push_back({fc->order, name, csv, csv ? fc->kind : std::string(), fc->last_step,
+                              format_info(fc->format).settings_first});
+        }
+        for (const auto& e : entries)
+            if (e.dir) on_entry(path, e.name, true);
+        plan->add_folder(path, std::move(listed));  // after its subfolders', as they were read before
+        return;
+    }
     for (const auto& e : entries)
         if (e.dir) on_entry(path, e.name, true);
     for (const auto& [_, name] : file_order) on_entry(path, name, false);

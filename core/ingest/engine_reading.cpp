@@ -99,7 +99,7 @@ void IngestEngine::Impl::flush() {
     std::stable_sort(batch.rows.begin(), batch.rows.end(), [](const SampleRow& a, const SampleRow& b) {
         return a.tensor_id != b.tensor_id ? a.tensor_id < b.tensor_id : a.step < b.step;
     });
-    detectors->observe(batch);
+    observe_with_deferral();
     owner.counters_.cross_rank_peak_bytes.store(detectors->cross_rank_peak_bytes());
     ++pushed_batches;  // batches commit in push order: the n-th commit is this session's n-th batch
     committer->push(std::move(batch));

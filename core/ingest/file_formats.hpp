@@ -53,6 +53,9 @@ struct FormatInfo {
     bool line_records;
     // Its rows time the steps they are of (msprobe's CSVs: written as each step ends).
     bool times_steps;
+    // Says the job's settings (the config msrun's worker log prints, TensorBoard's config text): read before the
+    // backlog's other files (core/ingest/backfill_plan.hpp), so that what is judged knows the job's thresholds.
+    bool settings_first;
 };
 
 // Every format, in the order of the enum.

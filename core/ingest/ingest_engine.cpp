@@ -46,6 +46,7 @@ bool IngestEngine::Impl::run(std::string& error) {
                                               [this](const std::string& m) { notice(m); });
     if (!detectors->ok(error)) return false;
     restore(snap);
+    restore_marks(snap.settings);
 
     std::string net;
     std::vector<std::string> not_yet;  // following a folder the job has not made yet: it is waited for
@@ -83,6 +84,10 @@ bool IngestEngine::Impl::run(std::string& error) {
     detectors->set_wait_committed([this] { committer->wait_committed(); });
 
     for (const auto& r : options.roots) real_roots.push_back(canonical(r));
+    if (options.newest_first) {
+        plan = std::make_unique<BackfillPlan>();
+        planning = true;  // the first scan lists; the loop reads newest first (engine_backfill.cpp)
+    }
     for (const auto& r : options.roots) {
         if (std::find(not_yet.begin(), not_yet.end(), r) == not_yet.end()) {
             add_root(r);
@@ -93,6 +98,8 @@ bool IngestEngine::Impl::run(std::string& error) {
             notice("'" + r + "' does not exist yet: waiting for it (looked for every second)");
         }
     }
+    planning = false;
+    if (plan) phase = BackfillPhase::window;
     for (const auto& [path, _] : dirs)
         if (std::find(real_roots.begin(), real_roots.end(), path) != real_roots.end()) root_dirs.push_back(path);
     // Files known from an earlier session are checked too: they may have grown while msmon was away.
@@ -101,15 +108,20 @@ bool IngestEngine::Impl::run(std::string& error) {
 
     std::vector<PathChange> changes;
     while (!stopping.load()) {
+        feed_backfill();
         drain_dirty();
-        if (!options.follow && dirty.empty() && !wholes->next_retry()) break;
+        if (phase == BackfillPhase::done && !judge_from.empty() && dirty.empty()) judge_deferred();
+        if (!options.follow && dirty.empty() && !backfilling() && !wholes->next_retry()) break;
         if (options.follow) {
-            detectors->on_idle(Clock::now(), batch);
+            // Between the backlog's chunks nothing is judged idle: a held finding or a rank's pace waits for it.
+            if (!backfilling()) detectors->on_idle(Clock::now(), batch);
             retry_unreadable();
             retry_missing_roots();
         }
-        flush();
-        if (!caught_up.load() && dirty.empty()) {
+        // While a backlog is read, its batch grows across chunks as one long read's would; live news goes out at once.
+        if (!backfilling() || live_news) flush();
+        live_news = false;
+        if (!caught_up.load() && dirty.empty() && !backfilling()) {
             // Everything there was when run() began is read; once it is committed, what comes next is live.
             committer->wait_committed();
             caught_up.store(true);
@@ -125,8 +137,9 @@ bool IngestEngine::Impl::run(std::string& error) {
         }
         changes.clear();
         bool rescan = false;
-        watcher->wait(wait_ms(), changes, rescan);
+        watcher->wait(backfilling() ? 0 : wait_ms(), changes, rescan);  // live news between backlog chunks
         handle_changes(changes, rescan);
+        live_news = !changes.empty() || rescan;
         if (refused(error)) return false;
     }
     flush();  // the last rows are observed first: finish() judges groups that are now complete
@@ -159,6 +172,11 @@ bool IngestEngine::caught_up() const {
 
 int IngestEngine::roots_missing() const {
     return impl_->missing_count.load();
+}
+
+BackfillProgress IngestEngine::backfill() const {
+    std::lock_guard lock(impl_->progress_mu);
+    return impl_->backfill_progress;
 }
 
 std::optional<ReadProgress> IngestEngine::read_progress() const {

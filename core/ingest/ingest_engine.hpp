@@ -12,6 +12,7 @@
 
 #include "core/detect/detector_options.hpp"
 #include "core/detect/new_incidents.hpp"
+#include "core/ingest/backfill_plan.hpp"
 #include "core/model/ingest_store.hpp"
 
 namespace msmon {
@@ -22,6 +23,11 @@ struct IngestOptions {
     int poll_ms = 0;                    // > 0: poll instead of inotify
     std::size_t batch_rows = 100000;    // rows per transaction at most
     std::size_t read_chunk = 4u << 20;  // bytes read from a file at once; a longer line is skipped
+    // A backlog is read newest first (core/ingest/backfill_plan.hpp): every rank's newest files, the other files,
+    // then the history in one ascending step order across ranks; what the newest files hold is judged after the
+    // history (msmon-tui: someone opening a long run wants every rank now). Otherwise folder by folder, each
+    // folder's files in step order (msmon ingest, --snapshot, the agent: their consumers want steps in order).
+    bool newest_first = false;
     DetectorOptions detectors;
 };
 
@@ -81,6 +87,8 @@ public:
     int roots_missing() const;
     // Where reading stood at the latest quiet point while following (any thread); nullopt before the first.
     std::optional<ReadProgress> read_progress() const;
+    // How far reading a backlog has come (any thread): active while history is still being read.
+    BackfillProgress backfill() const;
     // Distinct ranks read so far (any thread).
     std::size_t rank_count() const;
 

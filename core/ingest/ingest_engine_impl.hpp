@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/detect/detector_set.hpp"
+#include "core/ingest/backfill_plan.hpp"
 #include "core/ingest/batch_committer.hpp"
 #include "core/ingest/file_formats.hpp"
 #include "core/ingest/file_reader.hpp"
@@ -203,6 +204,37 @@ struct IngestEngine::Impl {
 
     // A watcher's news (engine_folders.cpp).
     void handle_changes(const std::vector<PathChange>& changes, bool rescan);
+
+    // ---- a backlog, newest first (engine_backfill.cpp) -----------------------------------------------------------
+    // The first scan lists files into `plan` instead of reading them; the loop then hands them to reading in the
+    // plan's order (core/ingest/backfill_plan.hpp), a chunk at a time, with the watcher's news read between chunks
+    // so that live lines wait for one chunk at most. The window's rows (each rank's newest files) are stored at once
+    // but judged after the rank's history: a run's rows from `judge_from[run]` on are held back from the detectors
+    // ("deferred") until the plan is read, then read back from the store and judged in step order. The marks are
+    // stored with the rows (setting kBackfillSetting), so a restart judges what a killed session stored unjudged.
+    enum class BackfillPhase { window, others, history, done };
+    std::unique_ptr<BackfillPlan> plan;
+    bool planning = false;  // the first scan: files are listed into `plan`, not read
+    BackfillPhase phase = BackfillPhase::done;
+    std::map<std::int64_t, std::int64_t> judge_from;  // run → its first step stored but not judged yet
+    std::set<std::string> deferred_kinds;             // kinds of those rows
+    std::int64_t deferred_last = -1;                  // the highest step among them
+    bool marks_changed = false;
+    bool live_news = false;              // the watcher told of changes: what they bring is committed without waiting
+    bool window_reading = false;         // the window's files are being read: their runs are marked
+    BackfillProgress backfill_progress;  // under progress_mu
+    static constexpr std::size_t kBackfillChunk = 256;
+    static constexpr const char* kBackfillSetting = "backfill.judge_from";
+
+    // Hands the plan's next files to reading; false once the plan is read.
+    bool feed_backfill();
+    // In flush(): keeps the batch's rows at or past their run's mark away from the detectors (they go to the store).
+    void observe_with_deferral();
+    // Once the plan is read: judges the deferred rows, read back from the store in step order.
+    void judge_deferred();
+    void restore_marks(const std::vector<std::pair<std::string, std::string>>& settings);
+    void publish_backfill();
+    bool backfilling() const { return phase != BackfillPhase::done || !judge_from.empty(); }
 
     // ---- the loop (ingest_engine.cpp) --------------------------------------------------------------------
 

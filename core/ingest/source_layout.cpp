@@ -100,6 +100,7 @@ bool recognise_csv_data(DirRole dir, int, std::string_view name, FileClass& c) {
         if (!csv || csv->role != CsvRole::data) return false;
         c.kind = csv->kind;
         c.order = csv->first_step;
+        c.last_step = csv->last_step;
         return true;
     }
     if (dir == DirRole::run_v2) {
@@ -108,6 +109,7 @@ bool recognise_csv_data(DirRole dir, int, std::string_view name, FileClass& c) {
         c.kind = csv->kind;
         c.v2 = true;
         c.order = csv->first_step;
+        c.last_step = csv->last_step;
         return true;
     }
     return false;

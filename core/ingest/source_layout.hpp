@@ -45,7 +45,8 @@ struct FileClass {
     std::string kind;  // msprobe prefix / v2 slug
     int rank = 0;
     bool v2 = false;
-    std::int64_t order = 0;  // reading order among siblings: step range start, or age for rotated logs
+    std::int64_t order = 0;       // reading order among siblings: step range start, or age for rotated logs
+    std::int64_t last_step = -1;  // a statistics CSV's step range end
 };
 
 // What a file in a folder with role `dir` (rank `dir_rank`) is; nullopt if msmon does not read it. Asks each

@@ -167,6 +167,7 @@ struct RecordBatch {
     std::vector<DetectorStateRecord> detector_states;
     std::vector<WholeFileState> whole_files;
     std::vector<std::pair<std::string, std::string>> settings;  // store-wide settings (e.g. the monitor config)
+    std::vector<std::string> cleared_settings;                  // settings removed, after `settings` are written
     std::vector<FileProgress> files;                            // the final progress of every file this batch advanced
     std::vector<StepTime> step_times;                           // the earliest per (run, step) is kept
 
@@ -179,7 +180,7 @@ struct RecordBatch {
         return new_runs.empty() && new_tensors.empty() && new_layouts.empty() && new_texts.empty() && rows.empty() &&
                issues.empty() && stacks.empty() && events.empty() && anomalies.empty() && checkpoint_sources.empty() &&
                module_structs.empty() && detector_states.empty() && whole_files.empty() && settings.empty() &&
-               files.empty() && step_times.empty();
+               cleared_settings.empty() && files.empty() && step_times.empty();
     }
 };
 

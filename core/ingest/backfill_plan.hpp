@@ -1,0 +1,77 @@
+// The order a backlog is read in when msmon starts: what every rank is doing now first, its history behind.
+// The first scan lists each folder's files (nothing is read while listing) and hands them here; the engine then
+// takes, in turn:
+//   1. the window: each folder's newest msprobe CSV of each kind (the file of the highest step range), so that every
+//      rank's newest step is stored within moments of starting;
+//   2. the other files, in their folders' order (MindFormers logs, event files, stacks, dumps, health files);
+//   3. the history: the older CSVs of every folder in one ascending order of 64-step blocks across folders (a
+//      block's files of one folder, then the next folder's), so that each series comes in step order, a block's
+//      ranks come together (cross-rank checks complete as they go) and commits write a chunk per tensor and block.
+// A rank's rows from the window are stored at once but judged only once its history is (IngestEngine: the history
+// judges first, the window's rows are then read back from the store and judged in order).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace msmon {
+
+struct PlannedFile {
+    std::int64_t order = 0;  // the step range's start (or a log's age): reading order within its folder
+    std::string name;
+    bool csv_data = false;  // an msprobe statistics CSV, `kind` its kind
+    std::string kind;
+    std::int64_t last_step = -1;  // a CSV's step range end (-1: not known)
+    bool settings_first = false;  // its format says the job's settings: among the other files, read first
+};
+
+// How far a backlog's reading has come, for the screen.
+struct BackfillProgress {
+    bool active = false;           // history is still being read
+    std::size_t files = 0;         // files listed at start
+    std::size_t files_fed = 0;     // handed to reading
+    std::int64_t first_step = -1;  // the backlog's CSV step range (-1: none)
+    std::int64_t last_step = -1;
+    std::int64_t history_through = -1;  // every older CSV up to this step is read (-1: none yet)
+    std::size_t folders = 0;            // folders with CSVs (ranks)
+};
+
+class BackfillPlan {
+public:
+    using Entry = std::pair<std::string, std::string>;  // (folder, file name)
+
+    // A folder's files as listed (any order).
+    void add_folder(const std::string& dir, std::vector<PlannedFile> files);
+
+    // 1: each folder's newest CSV of each kind.
+    std::vector<Entry> take_window();
+    // 2: every file that is not an msprobe CSV: those that say the job's settings first, then the rest, folder by
+    // folder in reading order.
+    std::vector<Entry> take_others();
+    // 3: up to `n` of the remaining CSVs: by block of 64 steps, then folder, then step range.
+    static constexpr int kBlockShift = 6;
+    std::vector<Entry> take_history(std::size_t n);
+
+    bool done() const { return fed_ == total_; }
+    BackfillProgress progress() const;
+
+private:
+    struct Folder {
+        std::string dir;
+        std::vector<PlannedFile> files;  // by (order, name)
+        std::vector<bool> taken;
+        std::size_t next = 0;  // the first CSV not yet taken by the history
+    };
+    void skip_taken(Folder& f) const;
+
+    std::vector<Folder> folders_;
+    std::size_t total_ = 0, fed_ = 0;
+    std::int64_t first_step_ = -1, last_step_ = -1;
+    bool window_taken_ = false;
+};
+
+}  // namespace msmon

@@ -1,0 +1,169 @@
+// Opening a long run (issue 37): msmon-tui reads every rank's newest steps first and fills each rank's history in
+// behind, saying how much is in; once the history is read, its store is what one `msmon ingest` of the folder makes:
+// the same values, each once, and the same incidents, the newest steps judged after their history.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/cluster_services.hpp"
+#include "tests/support/test_env.hpp"
+#include "tests/support/tmux_session.hpp"
+
+namespace msmon::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string status_line(const std::string& screen) {
+    const auto lines = lines_of(screen);
+    return lines.empty() ? "" : lines.back();
+}
+
+// One line per stored file: "<id> <path>", by id (the order msmon-tui took them in).
+std::vector<std::pair<long, std::string>> files_by_id(const std::string& db) {
+    const auto r = run(
+        {find_installed("sqlite3"), "-readonly", db, "SELECT id, path FROM file WHERE kind <> 'info_log' ORDER BY id"});
+    std::vector<std::pair<long, std::string>> out;
+    for (const auto& line : lines_of(r.out)) {
+        const auto bar = line.find('|');
+        if (bar != std::string::npos) out.push_back({std::stol(line.substr(0, bar)), line.substr(bar + 1)});
+    }
+    return out;
+}
+
+// (rule, rank, step, kind, name) of each incident, or of each anomaly.
+std::multiset<std::string> findings(const std::string& db, bool incidents,
+                                    const std::map<std::string, std::string>& env) {
+    std::vector<std::string> argv = {program("msmon"), "anomalies", "--db", db, "--format", "json"};
+    if (incidents) argv.push_back("--incidents");
+    const auto r = run(argv, env);
+    std::multiset<std::string> out;
+    for (const auto& a : nlohmann::json::parse(r.out))
+        out.insert(a.at("rule").get<std::string>() + " rank " + std::to_string(a.at("rank").get<int>()) + " step " +
+                   std::to_string(a.at("step").get<long>()) + " " + a.at("kind").get<std::string>() + " " +
+                   a.at("name").get<std::string>());
+    return out;
+}
+
+class TuiBacklog : public ::testing::Test {
+protected:
+    TempDir tmp;
+};
+
+// 8 ranks (4 data-parallel x 2 tensor-parallel), 100 steps (two blocks of 64), a NaN at step 70 on rank 3 and rank
+// 5's copy of a weight altered at step 30 (a cross-rank finding, judged in the history).
+TEST_F(TuiBacklog, a_backlog_is_read_newest_first_and_its_store_ends_as_one_ingest_of_it) {
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    if (find_installed("sqlite3").empty())
+        MSMON_SKIP_UNLESS_REQUIRED("sqlite3 is not installed (scripts/setup-deps.sh)");
+    const auto env = tmux_env(tmp);
+    const auto sim = run({program("msmon"), "simulate", tmp / "job", "--ranks", "8", "--tp", "2", "--steps", "100",
+                          "--params", "8", "--xy", "--faults", "nan@70:r3,sdc@30:r5"},
+                         env);
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    {
+        TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "tui.db"), 160, 45, env);
+        // Caught up: the history read and the newest steps judged; the status line no longer speaks of history.
+        const std::string screen = t.settled(TmuxSession::Wait::timers);
+        EXPECT_EQ(status_line(screen).find("history:"), std::string::npos) << screen;
+        EXPECT_NE(status_line(screen).find("8 ranks | steps 0-99"), std::string::npos) << screen;
+        // The NaN leads the incidents, at its step and rank, as a one-shot ingest has it.
+        t.send_keys("3", true);
+        const std::string anomalies = t.wait_for("NonFinite", milliseconds(10000));
+        ASSERT_FALSE(anomalies.empty()) << t.capture();
+        const auto rows = lines_of(anomalies);
+        const auto first = std::find_if(rows.begin(), rows.end(),
+                                        [](const std::string& l) { return l.find("NonFinite") != std::string::npos; });
+        ASSERT_NE(first, rows.end());
+        EXPECT_NE(first->find(" 70 "), std::string::npos) << anomalies;
+        t.send_keys("q", true);
+        ASSERT_TRUE(t.wait_exit());
+    }
+    const auto one = run({program("msmon"), "ingest", tmp / "job", "--db", tmp / "one.db"}, env);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+
+    // 1. Every rank's newest files were taken before any older CSV: the window first, across all ranks.
+    const auto files = files_by_id(tmp / "tui.db");
+    ASSERT_FALSE(files.empty());
+    long last_newest = -1, first_older = -1;
+    std::set<std::string> newest_folders;
+    for (const auto& [id, path] : files) {
+        if (path.find(".csv") == std::string::npos || path.find("stack_info") != std::string::npos) continue;
+        if (path.find("_99-99.csv") != std::string::npos) {
+            last_newest = std::max(last_newest, id);
+            newest_folders.insert(path.substr(0, path.rfind('/')));
+        } else if (first_older < 0 || id < first_older) {
+            first_older = id;
+        }
+    }
+    EXPECT_EQ(newest_folders.size(), 8u);
+    EXPECT_LT(last_newest, first_older) << "a history CSV was taken before a rank's newest";
+
+    // 2. The same incidents, and the same anomalies, as one ingest of the folder.
+    EXPECT_EQ(findings(tmp / "tui.db", true, env), findings(tmp / "one.db", true, env));
+    EXPECT_EQ(findings(tmp / "tui.db", false, env), findings(tmp / "one.db", false, env));
+    EXPECT_FALSE(findings(tmp / "tui.db", true, env).empty());
+
+    // 3. Every value once, none missing: msmon query prints the same, and the stores hold as many rows.
+    const auto q_tui = run({program("msmon"), "query", "--db", tmp / "tui.db"}, env);
+    const auto q_one = run({program("msmon"), "query", "--db", tmp / "one.db"}, env);
+    ASSERT_EQ(q_tui.exit_code, 0) << q_tui.err;
+    EXPECT_GT(lines_of(q_one.out).size(), 100000u);
+    EXPECT_TRUE(q_tui.out == q_one.out) << lines_of(q_tui.out).size() << " values against "
+                                        << lines_of(q_one.out).size();
+    const std::string rows_sql = "SELECT sum(n) FROM sample_chunk";
+    EXPECT_EQ(run({find_installed("sqlite3"), "-readonly", tmp / "tui.db", rows_sql}).out,
+              run({find_installed("sqlite3"), "-readonly", tmp / "one.db", rows_sql}).out);
+}
+
+// A backlog of 16 ranks x 400 steps: every rank is listed at its newest step while its history is still being read,
+// within 2 s of starting (10 s under a sanitizer).
+TEST_F(TuiBacklog, every_rank_is_listed_at_its_newest_step_before_its_history_is_read) {
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    const auto env = tmux_env(tmp);
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "16", "--steps", "400", "--params", "8"}, env);
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    const auto started = std::chrono::steady_clock::now();
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "tui.db"), 160, 45, env);
+    const auto every_rank_listed = [](const std::string& screen) {
+        const auto lines = lines_of(screen);
+        if (lines.size() < 20 || status_line(screen).find("16 ranks") == std::string::npos ||
+            status_line(screen).find("-399") == std::string::npos)
+            return false;
+        std::set<int> listed;  // rows "  R  <sparkline>  latest  min  max": a value in the latest column
+        for (std::size_t i = 3; i + 2 < lines.size(); ++i) {
+            const auto& l = lines[i];
+            const auto first = l.find_first_not_of(" !");
+            if (first == std::string::npos || !std::isdigit(static_cast<unsigned char>(l[first]))) continue;
+            if (l.find('.') == std::string::npos) continue;
+            listed.insert(std::stoi(l.substr(first)));
+        }
+        return listed.size() == 16;
+    };
+    const std::string screen = t.screen_when(every_rank_listed, milliseconds(20000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ASSERT_TRUE(every_rank_listed(screen)) << screen;
+    EXPECT_NE(status_line(screen).find("history:"), std::string::npos)
+        << "every rank was listed only once the history was read:\n"
+        << screen;
+#ifdef MSMON_SANITIZED
+    EXPECT_LE(seconds, 10.0) << screen;
+#else
+    EXPECT_LE(seconds, 2.0) << screen;
+#endif
+    // And then the whole history: the status line says so no more.
+    const std::string done = t.settled(TmuxSession::Wait::timers);
+    EXPECT_EQ(status_line(done).find("history:"), std::string::npos) << done;
+    EXPECT_NE(status_line(done).find("steps 0-399"), std::string::npos) << done;
+}
+
+}  // namespace
+}  // namespace msmon::test
