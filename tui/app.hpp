@@ -42,6 +42,7 @@ public:
     explicit App(std::unique_ptr<Reader> reader, const ConfigTarget& config = {});
     ~App();
 
+    SharedSelection& shared() { return shared_; }
     // Selects a tab by name (overview, chart, anomalies, health, config, experts, layers); false if there is none.
     bool select_view(const std::string& name);
     // Re-reads the models of the visible view.

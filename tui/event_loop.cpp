@@ -384,7 +384,9 @@ int run_live(const LaunchOptions& o) {
                 if (session) {
                     const auto& c = session->engine().counters();
                     st.watch = session->engine().watch_mode();
-                    st.history = backfill_text(session->engine().backfill(), term.glyphs().unicode);
+                    const BackfillProgress backfill = session->engine().backfill();
+                    st.history = backfill_text(backfill, term.glyphs().unicode);
+                    app.shared().unread_steps = unread_span(backfill);
                     st.values = c.values.load();
                     if (const long long t = last_commit_ns.load(); t != 0)
                         st.seconds_since_data =

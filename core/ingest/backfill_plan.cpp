@@ -99,7 +99,9 @@ BackfillProgress BackfillPlan::progress() const {
         for (std::size_t i = 0; i < f.files.size(); ++i) {
             if (!f.files[i].csv_data) continue;
             csv = true;
-            if (!f.taken[i] && (!lowest_left || f.files[i].order < *lowest_left)) lowest_left = f.files[i].order;
+            if (f.taken[i]) continue;
+            if (!lowest_left || f.files[i].order < *lowest_left) lowest_left = f.files[i].order;
+            p.unread_last = std::max({p.unread_last, f.files[i].order, f.files[i].last_step});
         }
         p.folders += csv;
     }

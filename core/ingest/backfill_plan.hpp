@@ -37,6 +37,7 @@ struct BackfillProgress {
     std::int64_t first_step = -1;  // the backlog's CSV step range (-1: none)
     std::int64_t last_step = -1;
     std::int64_t history_through = -1;  // every older CSV up to this step is read (-1: none yet)
+    std::int64_t unread_last = -1;      // the last step of a CSV not read yet: history_through+1 .. this is unread
     std::size_t folders = 0;            // folders with CSVs (ranks)
 };
 

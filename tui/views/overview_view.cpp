@@ -289,6 +289,7 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
         SparklineOptions so;
         so.log_scale = log_scale_;
         so.style = {Color::series0, Color::none, kPlain};
+        so.unread = shared_.unread_steps;
         draw_sparkline(buf, x + label_w, ry, spark_w, cols, glyphs, so);
         const Style vs{std::isfinite(row.latest) ? Color::none : Color::bad, Color::none, kPlain};
         int vx = x + label_w + spark_w + 1;

@@ -37,6 +37,9 @@ struct SharedSelection {
     // step, and divides by it in its ratio view. Owned by the app; null: none.
     Reader* baseline = nullptr;
     std::string baseline_name;
+    // While msmon-tui reads a backlog's history (core/ingest/backfill_plan.hpp): the steps not read yet. Charts
+    // draw what has no value there as unread, not as a gap in the data. Set by the event loop; none: all read.
+    std::optional<std::pair<std::int64_t, std::int64_t>> unread_steps;
 
     // What the chart shows: the drill-down's while there is one, else the Overview's.
     SeriesSelection& chart_series() { return drill ? drill->series : series; }

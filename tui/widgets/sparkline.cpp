@@ -61,6 +61,9 @@ void draw_sparkline(ScreenBuffer& buf, int x, int y, int width, const std::vecto
             buf.put(cx, y, U'^', options.nan_style);
         } else if (c.has_neg_inf) {
             buf.put(cx, y, U'v', options.nan_style);
+        } else if (c.count == 0 && options.unread && c.last_step >= options.unread->first &&
+                   c.first_step <= options.unread->second) {
+            buf.put(cx, y, glyphs.unicode ? U'\u2591' : U'?', options.unread_style);
         } else if (c.count == 0) {
             buf.put(cx, y, U' ', style);
         } else {

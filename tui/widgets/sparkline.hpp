@@ -1,7 +1,9 @@
 // One row of a series: ▁▂▃▄▅▆▇█ (or ASCII " .:-=+*#"), NaN and Inf as marks, never dropped.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tui/screen_buffer.hpp"
@@ -15,10 +17,15 @@ struct SparklineOptions {
     Style style;
     Style nan_style{Color::bad, Color::none, kBold};
     Style mark_style{Color::warn, Color::none, kBold};  // cells whose step is in `marked_steps`
+    // Steps not read yet (a backlog's history): a column there with no value is drawn as unread (░, ASCII '?'),
+    // not as a gap in the data.
+    std::optional<std::pair<std::int64_t, std::int64_t>> unread;
+    Style unread_style{Color::dim, Color::none, kPlain};
 };
 
 // Draws `columns` (already downsampled to at most `width`) at (x, y), right-aligned so the newest is rightmost.
-// A column with a NaN shows '!' (ASCII '!'), with +Inf '^', with -Inf 'v'. Marked columns use mark_style.
+// A column with a NaN shows '!' (ASCII '!'), with +Inf '^', with -Inf 'v'. Marked columns use mark_style; empty
+// columns in `unread` show ░.
 void draw_sparkline(ScreenBuffer& buf, int x, int y, int width, const std::vector<ColumnStat>& columns,
                     const Glyphs& glyphs, const SparklineOptions& options);
 

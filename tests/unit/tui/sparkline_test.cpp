@@ -59,6 +59,27 @@ TEST(Sparkline, level_comes_from_the_column_max_not_its_min) {
     EXPECT_EQ(row(buf, 0, 0, 3), U"▁██");
 }
 
+// A backlog read newest first: steps 0-2 and 9 are in, 3-8 not read yet. Empty columns there show as unread
+// (dim), a column with a value there shows its value, and an empty column outside the span stays blank.
+TEST(Sparkline, empty_columns_in_the_unread_span_are_drawn_unread_not_blank) {
+    std::vector<SeriesPoint> points = {{0, 1.0}, {1, 2.0}, {2, 3.0}, {5, 4.0}, {9, 8.0}, {11, 8.0}};
+    const auto cols = downsample_minmax(points, 0, 11, 12);
+    SparklineOptions so;
+    so.unread = std::pair<std::int64_t, std::int64_t>{3, 8};
+    ScreenBuffer buf(12, 1);
+    draw_sparkline(buf, 0, 0, 12, cols, Glyphs{}, so);
+    EXPECT_EQ(row(buf, 0, 0, 12), U"▁▂▃░░▄░░░█ █");
+    EXPECT_EQ(buf.at(3, 0).style.fg, Color::dim);
+    ScreenBuffer ascii(12, 1);
+    Glyphs plain;
+    plain.unicode = false;
+    draw_sparkline(ascii, 0, 0, 12, cols, plain, so);
+    EXPECT_EQ(row(ascii, 0, 0, 12), U"_.:?" U"?-?" U"??# #");  // split: no trigraphs
+    ScreenBuffer read_all(12, 1);
+    draw_sparkline(read_all, 0, 0, 12, cols, Glyphs{}, {});
+    EXPECT_EQ(row(read_all, 0, 0, 12), U"▁▂▃  ▄   █ █");
+}
+
 TEST(Sparkline, nan_and_infinities_are_marks_in_the_nan_style) {
     std::vector<ColumnStat> cols(4, value(1.0));
     cols[0].max = 2.0;
