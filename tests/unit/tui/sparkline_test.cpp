@@ -74,7 +74,10 @@ TEST(Sparkline, empty_columns_in_the_unread_span_are_drawn_unread_not_blank) {
     Glyphs plain;
     plain.unicode = false;
     draw_sparkline(ascii, 0, 0, 12, cols, plain, so);
-    EXPECT_EQ(row(ascii, 0, 0, 12), U"_.:?" U"?-?" U"??# #");  // split: no trigraphs
+    EXPECT_EQ(row(ascii, 0, 0, 12),
+              U"_.:?"
+              U"?-?"
+              U"??# #");  // split: no trigraphs
     ScreenBuffer read_all(12, 1);
     draw_sparkline(read_all, 0, 0, 12, cols, Glyphs{}, {});
     EXPECT_EQ(row(read_all, 0, 0, 12), U"▁▂▃  ▄   █ █");
