@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -148,7 +149,7 @@ TEST_F(TuiBacklog, every_rank_is_listed_at_its_newest_step_before_its_history_is
         }
         return listed.size() == 16;
     };
-    const std::string screen = t.screen_when(every_rank_listed, milliseconds(20000));
+    const std::string screen = t.screen_when(every_rank_listed, milliseconds(60000));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ASSERT_TRUE(every_rank_listed(screen)) << screen;
     EXPECT_NE(status_line(screen).find("history:"), std::string::npos)
@@ -165,6 +166,41 @@ TEST_F(TuiBacklog, every_rank_is_listed_at_its_newest_step_before_its_history_is
     const std::string done = t.settled(TmuxSession::Wait::timers);
     EXPECT_EQ(status_line(done).find("history:"), std::string::npos) << done;
     EXPECT_NE(status_line(done).find("steps 0-399"), std::string::npos) << done;
+}
+
+// Live lines are never delayed behind the backlog: a step every rank writes while the history is read is stored and
+// shown at once (the status line's last step), before the history is in.
+TEST_F(TuiBacklog, a_step_written_while_the_history_is_read_is_shown_before_the_history_is_in) {
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    const auto env = tmux_env(tmp);
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "16", "--steps", "400", "--params", "8"}, env);
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "tui.db"), 160, 45, env);
+    const auto reading = [](const std::string& screen) {
+        const std::string line = status_line(screen);
+        return line.find("history:") != std::string::npos && line.find("-399 |") != std::string::npos;
+    };
+    ASSERT_TRUE(reading(t.screen_when(reading, milliseconds(60000)))) << t.capture();
+    // Step 400 of every rank: its grad_reduced CSV, step 399's rows with the step changed (the third cell).
+    for (const auto& entry : std::filesystem::directory_iterator(tmp / "job/monitor_output")) {
+        const std::string folder = entry.path().string();
+        std::string out;
+        for (const auto& line : lines_of(read_file(folder + "/grad_reduced_399-399.csv"))) {
+            const auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+            out += line.substr(b + 1, c - b - 1) == "399" ? line.substr(0, b + 1) + "400" + line.substr(c) : line;
+            out += "\n";
+        }
+        write_file(folder + "/grad_reduced_400-400.csv", out);
+    }
+    const std::string live = t.screen_when(
+        [](const std::string& s) { return status_line(s).find("-400") != std::string::npos; }, milliseconds(60000));
+    ASSERT_NE(status_line(live).find("-400"), std::string::npos) << live;
+    EXPECT_NE(status_line(live).find("history:"), std::string::npos) << "the live step waited for the history:\n"
+                                                                     << live;
+    const std::string done = t.settled(TmuxSession::Wait::timers);
+    EXPECT_NE(status_line(done).find("steps 0-400"), std::string::npos) << done;
+    EXPECT_EQ(status_line(done).find("history:"), std::string::npos) << done;
 }
 
 }  // namespace
