@@ -277,7 +277,10 @@ void OverviewView::draw(ScreenBuffer& buf, int x, int y, int width, int height, 
         std::snprintf(label, sizeof label, "%s%-5d", row.anomaly_steps.empty() && !row.has_nan ? " " : "!", row.rank);
         buf.text(x, ry, label, label_style, label_w - 1);
         // The last steps that fit, one column per step; the newest step at the right edge.
-        const std::int64_t first = std::max(model_.step_lo, sat_add(sat_sub(model_.step_hi, spark_w), 1));
+        // While a backlog's history is read, its unread steps belong to the run too: drawn as unread.
+        const std::int64_t lo =
+            shared_.unread_steps ? std::min(model_.step_lo, shared_.unread_steps->first) : model_.step_lo;
+        const std::int64_t first = std::max(lo, sat_add(sat_sub(model_.step_hi, spark_w), 1));
         const int span = static_cast<int>(model_.step_hi - first + 1);
         auto& cols = row_cols_;
         downsample_minmax_into(tail_points(row.points, first, scratch_), first, model_.step_hi, std::max(1, span),
