@@ -216,9 +216,33 @@ TEST(TuiSnapshot, every_view_renders_within_80x24) {
 namespace msmon::test {
 namespace {
 
+// The demo removes its folder after msmon-tui exits, in a process of its own (below): a test waits for it, as for
+// every process its program starts. CI's TSan stage once found the remover still running when the last test (this
+// file's) had ended. Declared after the TempDir and before the TmuxSession: it waits once the program has ended.
+class DemoFolderGone {
+public:
+    explicit DemoFolderGone(std::string tmpdir) : tmpdir_(std::move(tmpdir)) {}
+    DemoFolderGone(const DemoFolderGone&) = delete;
+    DemoFolderGone& operator=(const DemoFolderGone&) = delete;
+    ~DemoFolderGone() {
+        const auto left = [&] {
+            std::error_code ec;
+            for (const auto& e : std::filesystem::directory_iterator(tmpdir_, ec))
+                if (e.path().filename().string().rfind("msmon-demo-", 0) == 0) return true;
+            return false;
+        };
+        EXPECT_GE(wait_until([&] { return !left(); }, TmuxSession::exit_limit() * 4).count(), 0)
+            << "the demo folder under " << tmpdir_ << " was not removed after msmon-tui exited";
+    }
+
+private:
+    std::string tmpdir_;
+};
+
 TEST(TuiDemo, steps_advance_and_the_planted_spike_is_marked) {
     if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
+    const DemoFolderGone gone(tmp.path());
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
                   {{"LANG", "C.UTF-8"},
                    {"LC_ALL", "C.UTF-8"},
@@ -303,6 +327,7 @@ TEST(TuiDemo, q_gives_the_prompt_back_at_once_and_the_demo_folder_is_removed_in_
 TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_where_it_began) {
     if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
+    const DemoFolderGone gone(tmp.path());
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 150", 120, 40,
                   {{"LANG", "C.UTF-8"},
                    {"LC_ALL", "C.UTF-8"},
@@ -380,6 +405,7 @@ TEST(TuiDemo, two_planted_events_are_two_incidents_and_enter_charts_the_nan_wher
 TEST(TuiDemo, experts_tab_flags_the_planted_collapse_and_health_has_the_run_config) {
     if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     TempDir tmp;
+    const DemoFolderGone gone(tmp.path());
     TmuxSession t(program("msmon-tui") + " --demo --demo-step-ms 60", 120, 40,
                   {{"LANG", "C.UTF-8"},
                    {"LC_ALL", "C.UTF-8"},
