@@ -361,6 +361,9 @@ int run_live(const LaunchOptions& o) {
                     // Where reading stands, taken before the store is read: what it says is in what is read next.
                     const std::optional<ReadProgress> progress =
                         session ? session->engine().read_progress() : std::nullopt;
+                    // So is the backlog's unread span: the views draw it beside the data this read gets (a span
+                    // taken later would leave the steps read in between as a gap, with the reads at 2 Hz).
+                    if (session) app.shared().unread_steps = unread_span(session->engine().backfill());
                     if (o.store.empty()) {
                         collect_safely(app, store_failure);
                     } else if (!collect_while_reading_keys(app, store_failure, term, typed)) {
@@ -386,7 +389,6 @@ int run_live(const LaunchOptions& o) {
                     st.watch = session->engine().watch_mode();
                     const BackfillProgress backfill = session->engine().backfill();
                     st.history = backfill_text(backfill, term.glyphs().unicode);
-                    app.shared().unread_steps = unread_span(backfill);
                     st.values = c.values.load();
                     if (const long long t = last_commit_ns.load(); t != 0)
                         st.seconds_since_data =
@@ -425,6 +427,8 @@ int run_live(const LaunchOptions& o) {
                 last_frame = now;
                 reload = redraw = false;
                 if (app.visible_view_wants_reload()) reload = true;  // drawn on a new size: read for it next frame
+                // The history is in: read once more, so that no step is left drawn unread.
+                if (session && app.shared().unread_steps && !unread_span(session->engine().backfill())) reload = true;
             }
             int timeout = -1;  // nothing to do: sleep until a key or new data
             if (reload || redraw)

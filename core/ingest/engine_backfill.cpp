@@ -101,15 +101,28 @@ bool IngestEngine::Impl::feed_backfill() {
         case BackfillPhase::done:
             break;
     }
-    publish_backfill();
+    backfill_fed = plan->progress();
     return true;
 }
 
 void IngestEngine::Impl::publish_backfill() {
-    BackfillProgress p = plan ? plan->progress() : BackfillProgress{};
+    if (!backfill_fed) return;
+    BackfillProgress p = *backfill_fed;
+    backfill_fed.reset();
     p.active = backfilling();
+    const std::uint64_t holding = pushed_batches + (batch.empty() ? 0 : 1);  // the batch with the last rows read
     std::lock_guard lock(progress_mu);
-    backfill_progress = p;
+    backfill_at_commit.emplace_back(holding, p);
+    committed_backfill();
+}
+
+const BackfillProgress& IngestEngine::Impl::committed_backfill() {
+    const std::uint64_t committed = owner.counters_.batches.load();
+    while (!backfill_at_commit.empty() && backfill_at_commit.front().first <= committed) {
+        backfill_progress = backfill_at_commit.front().second;
+        backfill_at_commit.pop_front();
+    }
+    return backfill_progress;
 }
 
 void IngestEngine::Impl::observe_with_deferral() {
@@ -218,6 +231,7 @@ void IngestEngine::Impl::judge_deferred() {
     std::erase_if(batch.settings, [](const auto& kv) { return kv.first == kBackfillSetting; });
     batch.cleared_settings.emplace_back(kBackfillSetting);
     flush();
+    backfill_fed = plan ? plan->progress() : BackfillProgress{};
     publish_backfill();
 }
 

@@ -110,6 +110,7 @@ bool IngestEngine::Impl::run(std::string& error) {
     while (!stopping.load()) {
         feed_backfill();
         drain_dirty();
+        publish_backfill();
         if (phase == BackfillPhase::done && !judge_from.empty() && dirty.empty()) judge_deferred();
         if (!options.follow && dirty.empty() && !backfilling() && !wholes->next_retry()) break;
         if (options.follow) {
@@ -176,7 +177,7 @@ int IngestEngine::roots_missing() const {
 
 BackfillProgress IngestEngine::backfill() const {
     std::lock_guard lock(impl_->progress_mu);
-    return impl_->backfill_progress;
+    return impl_->committed_backfill();
 }
 
 std::optional<ReadProgress> IngestEngine::read_progress() const {

@@ -220,9 +220,14 @@ struct IngestEngine::Impl {
     std::set<std::string> deferred_kinds;             // kinds of those rows
     std::int64_t deferred_last = -1;                  // the highest step among them
     bool marks_changed = false;
-    bool live_news = false;              // the watcher told of changes: what they bring is committed without waiting
-    bool window_reading = false;         // the window's files are being read: their runs are marked
-    BackfillProgress backfill_progress;  // under progress_mu
+    bool live_news = false;       // the watcher told of changes: what they bring is committed without waiting
+    bool window_reading = false;  // the window's files are being read: their runs are marked
+    // What is said of the backlog is what the store holds: a progress is published once the batch that carries the
+    // last rows it counts is committed (the views read the store beside it: a span said read before its rows are
+    // committed would be drawn as a gap). Under progress_mu: (batch number, progress), in push order.
+    BackfillProgress backfill_progress;
+    std::deque<std::pair<std::uint64_t, BackfillProgress>> backfill_at_commit;
+    std::optional<BackfillProgress> backfill_fed;  // the plan's progress at its last chunk, until that chunk is read
     static constexpr std::size_t kBackfillChunk = 256;
     static constexpr const char* kBackfillSetting = "backfill.judge_from";
 
@@ -233,7 +238,10 @@ struct IngestEngine::Impl {
     // Once the plan is read: judges the deferred rows, read back from the store in step order.
     void judge_deferred();
     void restore_marks(const std::vector<std::pair<std::string, std::string>>& settings);
+    // After reading what was fed: the progress waits for the batch that holds its last rows (see above).
     void publish_backfill();
+    // The newest progress whose batch is committed (under progress_mu).
+    const BackfillProgress& committed_backfill();
     bool backfilling() const { return phase != BackfillPhase::done || !judge_from.empty(); }
 
     // ---- the loop (ingest_engine.cpp) --------------------------------------------------------------------

@@ -168,6 +168,38 @@ TEST_F(TuiBacklog, every_rank_is_listed_at_its_newest_step_before_its_history_is
     EXPECT_NE(status_line(done).find("steps 0-399"), std::string::npos) << done;
 }
 
+// The Chart tab, opened before the first frame, draws the steps not read yet as unread (░) across its plot while the
+// history is read, not as a gap, and no line of a rank bridges them; then the history fills them in.
+TEST_F(TuiBacklog, the_chart_shades_the_steps_not_read_yet_until_the_history_is_in) {
+    if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
+    const auto env = tmux_env(tmp);
+    const auto sim =
+        run({program("msmon"), "simulate", tmp / "job", "--ranks", "16", "--steps", "400", "--params", "8"}, env);
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "tui.db"), 160, 45, env);
+    t.send_keys("2");
+    const auto shades = [](const std::string& screen) {
+        std::size_t n = 0;
+        for (auto at = screen.find("\u2591"); at != std::string::npos; at = screen.find("\u2591", at + 1)) ++n;
+        return n;
+    };
+    // The chart of every rank's newest step, its range reaching back over the history not read yet.
+    const auto charted_while_reading = [&](const std::string& screen) {
+        const auto lines = lines_of(screen);
+        return lines.size() > 2 && lines[1].find("steps 0-399") != std::string::npos &&
+               status_line(screen).find("history:") != std::string::npos &&
+               status_line(screen).find("16 ranks") != std::string::npos;
+    };
+    const std::string reading = t.screen_when(charted_while_reading, milliseconds(60000));
+    ASSERT_TRUE(charted_while_reading(reading)) << reading;
+    // Whole columns of the plot (30 rows or so at 45 lines) are shaded: at least 10 columns' worth.
+    EXPECT_GE(shades(reading), 300u) << reading;
+    const std::string done = t.settled(TmuxSession::Wait::timers);
+    EXPECT_EQ(status_line(done).find("history:"), std::string::npos) << done;
+    EXPECT_NE(lines_of(done)[1].find("steps 0-399"), std::string::npos) << done;
+    EXPECT_EQ(shades(done), 0u) << done;
+}
+
 // Live lines are never delayed behind the backlog: a step every rank writes while the history is read is stored and
 // shown at once (the status line's last step), before the history is in.
 TEST_F(TuiBacklog, a_step_written_while_the_history_is_read_is_shown_before_the_history_is_in) {

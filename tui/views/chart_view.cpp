@@ -167,6 +167,11 @@ void ChartView::collect(Reader& reader) {
     if (!zoomed_) {
         lo_ = data_lo_;
         hi_ = data_hi_;
+        // While a backlog's history is read, its unread steps belong to the run too: drawn as unread.
+        if (shared_.unread_steps && hi_ >= lo_) {
+            lo_ = std::min(lo_, shared_.unread_steps->first);
+            hi_ = std::max(hi_, shared_.unread_steps->second);
+        }
     }
 }
 
@@ -434,6 +439,7 @@ void ChartView::draw(ScreenBuffer& buf, int x, int y, int width, int height, con
     opt.step_hi = hi_;
     opt.log_y = log_y_;
     opt.cursor_step = cursor_;
+    opt.unread = shared_.unread_steps;
     if (robust_y_) opt.clip_fraction = 0.02;
     // Log-y leaves out values <= 0: said in the title, and instead of an empty chart when nothing is left.
     std::size_t shown = 0, not_positive = 0;
@@ -486,6 +492,7 @@ void ChartView::place_in_time(std::vector<ChartSeries>& lines, ChartOptions& opt
             if (const auto at = time_axis_.x_of(p.step)) placed.push_back({*at, p.value});
         l.points = std::move(placed);
     }
+    opt.unread.reset();  // unread steps have no times yet
     opt.step_lo = time_axis_.x_of(lo_).value_or(0);
     opt.step_hi = std::max(opt.step_lo, time_axis_.x_of(hi_).value_or(opt.step_lo));
     const XAxis mode = x_axis_;

@@ -179,6 +179,7 @@ public:
     int px_w() const { return cw_ * (braille_ ? 2 : 1); }
     int px_h() const { return ch_ * (braille_ ? 4 : 1); }
     int cell_w() const { return braille_ ? 2 : 1; }
+    int cells_h() const { return ch_; }
 
     void set(int px, int py, PixelKind kind, Style style) {
         if (px < 0 || py < 0 || px >= px_w() || py >= px_h()) return;
@@ -230,6 +231,13 @@ struct Scale {
     StepColumns split;     // of [step_lo, step_hi] on px_w columns: the one every store's reduction uses
     bool clipped = false;  // a robust range: values may lie beyond it
     char32_t up_mark = U'↑', down_mark = U'↓';
+    std::optional<std::pair<std::int64_t, std::int64_t>> unread;  // steps not read yet
+
+    // Whether a step strictly between a and b (a < b) is unread: a line from a to b would draw over it.
+    bool unread_between(std::int64_t a, std::int64_t b) const {
+        if (!unread || b - a < 2) return false;
+        return std::max(a + 1, unread->first) <= std::min(b - 1, unread->second);
+    }
 
     int column(std::int64_t step) const { return static_cast<int>(split.column(step)); }
     double x_outside(std::int64_t step) const {
@@ -263,7 +271,10 @@ public:
 
     void paint(const std::vector<SeriesPoint>& points) {
         for (std::size_t i = 0; i < points.size(); ++i) {
-            if (i > 0 && points[i].step < points[i - 1].step) end_segment(nullptr);  // a restart
+            // A restart, or steps not read yet between two points: the line does not bridge them.
+            if (i > 0 &&
+                (points[i].step < points[i - 1].step || scale_.unread_between(points[i - 1].step, points[i].step)))
+                end_segment(nullptr);
             add(points[i]);
         }
         end_segment(nullptr);
@@ -426,6 +437,27 @@ std::vector<std::pair<std::string, Style>> cursor_readout(const std::vector<Char
 
 }  // namespace
 
+// A cell column whose steps reach into the unread span and where nothing is drawn: shaded, top to bottom.
+void shade_unread(Region& region, const Canvas& canvas, const Scale& scale, const EdgeMarks& marks, int plot_x,
+                  int plot_y, const Glyphs& glyphs) {
+    if (!scale.unread) return;
+    const Style unread_style{Color::dim, Color::none, kPlain};
+    const int cell_w = canvas.cell_w();
+    for (int cx = 0; cx * cell_w < scale.px_w; ++cx) {
+        const auto i = static_cast<std::size_t>(cx);
+        if (i < marks.top.size() && (marks.top[i] || marks.bottom[i])) continue;
+        const int last_px = std::min(scale.px_w, (cx + 1) * cell_w) - 1;
+        if (scale.split.last_step(last_px) < scale.unread->first ||
+            scale.split.first_step(cx * cell_w) > scale.unread->second)
+            continue;
+        bool empty = true;
+        for (int cy = 0; cy < canvas.cells_h() && empty; ++cy) empty = canvas.empty(cx, cy);
+        if (!empty) continue;
+        for (int cy = 0; cy < canvas.cells_h(); ++cy)
+            region.put(plot_x + cx, plot_y + cy, glyphs.unicode ? U'\u2591' : U'?', unread_style);
+    }
+}
+
 int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std::vector<ChartSeries>& series,
                const ChartOptions& options, const Glyphs& glyphs) {
     if (width <= 0 || height <= 0) return 0;
@@ -478,7 +510,8 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std
                       split,
                       options.clip_fraction > 0,
                       glyphs.unicode ? U'↑' : U'\'',
-                      glyphs.unicode ? U'↓' : U','};
+                      glyphs.unicode ? U'↓' : U',',
+                      options.unread};
     const auto cell_row = [&](double t) {
         const double py = (yhi / 2 - t / 2) / (yhi / 2 - ylo / 2) * (scale.px_h - 1);
         return std::isfinite(py) ? static_cast<int>(std::lround(py)) / px_h_per_cell : 0;
@@ -497,6 +530,7 @@ int draw_chart(ScreenBuffer& buf, int x, int y, int width, int height, const std
     for (int cy = 0; cy < plot_h; ++cy)
         for (int cx = 0; cx < plot_w; ++cx)
             if (!canvas.empty(cx, cy)) region.put(plot_x + cx, plot_y + cy, canvas.glyph(cx, cy), canvas.style(cx, cy));
+    shade_unread(region, canvas, scale, marks, plot_x, plot_y, glyphs);
 
     const bool cursor_visible =
         options.cursor_step && *options.cursor_step >= step_lo && *options.cursor_step <= step_hi;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tui/screen_buffer.hpp"
@@ -36,6 +37,9 @@ struct ChartOptions {
     std::function<std::string(std::int64_t)> x_label;
     std::string cursor_label;
     std::vector<std::int64_t> x_marks;
+    // Steps not read yet (a backlog's history, in steps): no line is drawn across them, and a cell column with
+    // nothing drawn there is shaded unread (░, ASCII '?') instead of left as a gap in the data.
+    std::optional<std::pair<std::int64_t, std::int64_t>> unread;
 };
 
 // Draws into the rectangle (x, y, width, height): y-axis labels on the left, x-axis ticks and the legend at

@@ -177,6 +177,37 @@ TEST(BrailleChart, jump_without_restart_is_joined_by_a_line) {
     EXPECT_GE(marks_between_top_and_bottom(buf), kPlotRows - 2) << buf.to_text();
 }
 
+// A backlog read newest first: steps 0-24 and 90-99 are in, 25-89 not yet. The unread span is shaded (░, ASCII '?'),
+// not bridged by a line as if the values between were known, and the read columns keep their lines.
+TEST(BrailleChart, steps_not_read_yet_are_shaded_and_no_line_crosses_them) {
+    std::vector<SeriesPoint> points = line_points(0, 24, [](std::int64_t) { return 0.0; });
+    for (std::int64_t s = 90; s <= 99; ++s) points.push_back({s, 10.0});
+    ChartOptions options = range(0, 99);
+    options.unread = std::pair<std::int64_t, std::int64_t>{25, 89};
+    int left = 0;  // found on the ASCII axis line (its corner is '+'), the same in both modes
+    for (const Glyphs& glyphs : {kAscii, kUnicode}) {
+        const char32_t shade = glyphs.unicode ? U'\u2591' : U'?';
+        ScreenBuffer buf(60, 12);
+        draw_chart(buf, 0, 0, 60, 12, {{"", points, {}}}, options, glyphs);
+        if (!glyphs.unicode) left = plot_left(buf);
+        const int plot_w = 60 - left;
+        // Columns well inside 25-89 are shaded from the top row to the bottom one, and hold nothing else.
+        const int from = left + plot_w * 30 / 100, to = left + plot_w * 85 / 100;
+        EXPECT_EQ(count_in_rows(buf, from, to, 0, kPlotRows - 1, shade), (to - from + 1) * kPlotRows) << buf.to_text();
+        // The read steps are drawn, and not shaded.
+        EXPECT_EQ(count_in_rows(buf, left, left + plot_w * 20 / 100, 0, kPlotRows - 1, shade), 0) << buf.to_text();
+        EXPECT_EQ(count_in_rows(buf, left + plot_w * 92 / 100, 59, 0, kPlotRows - 1, shade), 0) << buf.to_text();
+        if (!glyphs.unicode) {
+            EXPECT_EQ(marks_between_top_and_bottom(buf), 0) << buf.to_text();
+        }
+    }
+    // The control: with every step read, the same points are joined by a line and nothing is shaded.
+    ScreenBuffer buf(60, 12);
+    draw_chart(buf, 0, 0, 60, 12, {{"", points, {}}}, range(0, 99), kAscii);
+    EXPECT_GE(marks_between_top_and_bottom(buf), 1) << buf.to_text();
+    EXPECT_EQ(count_in_rows(buf, 0, 59, 0, kPlotRows - 1, U'?'), 0) << buf.to_text();
+}
+
 TEST(BrailleChart, line_crosses_the_window_when_no_point_falls_inside_it) {
     const std::vector<SeriesPoint> points = {{0, 0.0}, {100, 10.0}};
     ChartOptions options = range(40, 60);
