@@ -6,11 +6,13 @@
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "core/config/msmon_settings.hpp"
+#include "core/ingest/allocator_policy.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/version/build_info.hpp"
 
 int main(int argc, char** argv) {
+    msmon::return_large_blocks_to_the_os();
     if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
         std::fputs(msmon::cli_usage().c_str(), argc < 2 ? stderr : stdout);
         return argc < 2 ? msmon::kExitUsage : msmon::kExitOk;

@@ -8,6 +8,7 @@
 #include "core/args/arg_parser.hpp"
 #include "core/args/command_docs.hpp"
 #include "core/config/msmon_settings.hpp"
+#include "core/ingest/allocator_policy.hpp"
 #include "core/log/logging.hpp"
 #include "core/text/display_escape.hpp"
 #include "core/text/number_text.hpp"
@@ -171,6 +172,7 @@ int write_docs(const std::string& dir) {
 }
 
 int main(int argc, char** argv) {
+    return_large_blocks_to_the_os();
     for (int i = 1; i < argc; ++i)
         if (std::string_view(argv[i]) == "--version") {
             std::printf("%s\n", version_line("msmon-tui").c_str());

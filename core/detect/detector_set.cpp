@@ -445,6 +445,11 @@ void DetectorSet::finish(RecordBatch& batch) {
     save_cross(batch);
 }
 
+void DetectorSet::judge_cross_rank_through(std::int64_t step, RecordBatch& batch) {
+    cross_.evaluate_through(step, batch);
+    save_cross(batch);
+}
+
 void DetectorSet::save_fold(RecordBatch& batch) {
     if (fold_.take_changed()) put_setting(batch, kFoldSetting, fold_.encode());
 }

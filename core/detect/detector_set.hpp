@@ -41,6 +41,10 @@ public:
     ReadProgress read_progress(Clock::time_point quiet_at) const;
     // End of a run: evaluate every pending cross-rank group.
     void finish(RecordBatch& batch);
+    // Every rank's rows up to `step` are observed (a backlog's history read that far): the cross-rank groups' steps
+    // up to it are judged, whichever ranks came, as finish() would judge them, instead of waiting (and spilling to
+    // the store past the memory bound) until the whole backlog is read.
+    void judge_cross_rank_through(std::int64_t step, RecordBatch& batch);
     // Blocks until every batch observed so far is committed (cross-rank values read back from the store).
     void set_wait_committed(std::function<void()> wait) { cross_.set_wait_committed(std::move(wait)); }
     std::size_t cross_rank_peak_bytes() const { return cross_.peak_bytes(); }

@@ -8,37 +8,67 @@
 
 namespace msmon {
 
+std::uint16_t BackfillPlan::kind_index(const std::string& kind) {
+    for (std::size_t i = 0; i < kinds_.size(); ++i)
+        if (kinds_[i] == kind) return static_cast<std::uint16_t>(i);
+    kinds_.push_back(kind);
+    return static_cast<std::uint16_t>(kinds_.size() - 1);
+}
+
 void BackfillPlan::add_folder(const std::string& dir, std::vector<PlannedFile> files) {
     if (files.empty()) return;
     std::sort(files.begin(), files.end(), [](const PlannedFile& a, const PlannedFile& b) {
         return std::tie(a.order, a.name) < std::tie(b.order, b.name);
     });
+    Folder folder;
+    folder.dir = dir;
+    folder.files.reserve(files.size());
     for (const auto& f : files) {
-        if (!f.csv_data) continue;
-        if (first_step_ < 0 || f.order < first_step_) first_step_ = f.order;
-        last_step_ = std::max({last_step_, f.order, f.last_step});
+        Slot slot;
+        slot.order = f.order;
+        slot.last_step = f.last_step;
+        slot.settings_first = f.settings_first;
+        if (f.csv_data) slot.kind = kind_index(f.kind);
+        slot.named_by_range = f.csv_data && range_name(slot) == f.name;
+        if (!slot.named_by_range) {
+            slot.name_at = static_cast<std::uint32_t>(folder.names.size());
+            slot.name_len = static_cast<std::uint16_t>(std::min<std::size_t>(f.name.size(), 0xFFFF));
+            folder.names.append(f.name, 0, slot.name_len);
+        }
+        if (f.csv_data) {
+            folder.has_csv = true;
+            if (first_step_ < 0 || f.order < first_step_) first_step_ = f.order;
+            last_step_ = std::max({last_step_, f.order, f.last_step});
+        }
+        folder.files.push_back(slot);
     }
+    folder.names.shrink_to_fit();
+    folder.top = folder.files.size();
     total_ += files.size();
-    Folder folder{dir, std::move(files), {}, 0};
-    folder.taken.assign(folder.files.size(), false);
     folders_.push_back(std::move(folder));
+}
+
+std::string BackfillPlan::range_name(const Slot& s) const {
+    return kinds_[s.kind] + "_" + std::to_string(s.order) + "-" + std::to_string(s.last_step) + ".csv";
+}
+
+BackfillPlan::Entry BackfillPlan::take(Folder& f, std::size_t i) {
+    const Slot& s = f.files[i];
+    f.files[i].taken = true;
+    ++fed_;
+    return {f.dir, s.named_by_range ? range_name(s) : f.names.substr(s.name_at, s.name_len)};
 }
 
 std::vector<BackfillPlan::Entry> BackfillPlan::take_window() {
     std::vector<Entry> out;
-    window_taken_ = true;
     for (auto& f : folders_) {
-        std::map<std::string, std::size_t> newest;  // kind → its file of the highest step range
+        std::map<std::uint16_t, std::size_t> newest;  // kind → its file of the highest step range
         for (std::size_t i = 0; i < f.files.size(); ++i)
-            if (f.files[i].csv_data && !f.taken[i]) newest[f.files[i].kind] = i;  // files are by order
+            if (f.files[i].csv() && !f.files[i].taken) newest[f.files[i].kind] = i;  // files are by order
         std::vector<std::size_t> picked;
         for (const auto& [kind, i] : newest) picked.push_back(i);
         std::sort(picked.begin(), picked.end());
-        for (std::size_t i : picked) {
-            f.taken[i] = true;
-            ++fed_;
-            out.emplace_back(f.dir, f.files[i].name);
-        }
+        for (std::size_t i : picked) out.push_back(take(f, i));
     }
     return out;
 }
@@ -48,16 +78,13 @@ std::vector<BackfillPlan::Entry> BackfillPlan::take_others() {
     for (const bool first : {true, false})
         for (auto& f : folders_)
             for (std::size_t i = 0; i < f.files.size(); ++i)
-                if (!f.files[i].csv_data && !f.taken[i] && f.files[i].settings_first == first) {
-                    f.taken[i] = true;
-                    ++fed_;
-                    out.emplace_back(f.dir, f.files[i].name);
-                }
+                if (!f.files[i].csv() && !f.files[i].taken && f.files[i].settings_first == first)
+                    out.push_back(take(f, i));
     return out;
 }
 
-void BackfillPlan::skip_taken(Folder& f) const {
-    while (f.next < f.files.size() && (f.taken[f.next] || !f.files[f.next].csv_data)) ++f.next;
+void BackfillPlan::skip_taken(Folder& f) {
+    while (f.next < f.files.size() && (f.files[f.next].taken || !f.files[f.next].csv())) ++f.next;
 }
 
 std::vector<BackfillPlan::Entry> BackfillPlan::take_history(std::size_t n) {
@@ -77,16 +104,16 @@ std::vector<BackfillPlan::Entry> BackfillPlan::take_history(std::size_t n) {
         const auto [block, i] = heads.top();
         heads.pop();
         Folder& f = folders_[i];
-        f.taken[f.next] = true;
-        ++fed_;
-        out.emplace_back(f.dir, f.files[f.next].name);
+        out.push_back(take(f, f.next));
         skip_taken(f);
         if (f.next < f.files.size()) heads.push({block_of(f.files[f.next].order), i});
     }
     return out;
 }
 
-BackfillProgress BackfillPlan::progress() const {
+// O(folders): each folder's lowest CSV not taken is at `next` (the history takes them in order; the window takes
+// only the highest), and its highest at `top`, which only moves down.
+BackfillProgress BackfillPlan::progress() {
     BackfillProgress p;
     p.active = !done();
     p.files = total_;
@@ -94,16 +121,15 @@ BackfillProgress BackfillPlan::progress() const {
     p.first_step = first_step_;
     p.last_step = last_step_;
     std::optional<std::int64_t> lowest_left;  // the lowest step range start of a CSV not taken yet
-    for (const auto& f : folders_) {
-        bool csv = false;
-        for (std::size_t i = 0; i < f.files.size(); ++i) {
-            if (!f.files[i].csv_data) continue;
-            csv = true;
-            if (f.taken[i]) continue;
-            if (!lowest_left || f.files[i].order < *lowest_left) lowest_left = f.files[i].order;
-            p.unread_last = std::max({p.unread_last, f.files[i].order, f.files[i].last_step});
-        }
-        p.folders += csv;
+    for (auto& f : folders_) {
+        if (!f.has_csv) continue;
+        ++p.folders;
+        skip_taken(f);  // the cursors only pass what is taken: what the plan holds is the same
+        while (f.top > f.next && (f.files[f.top - 1].taken || !f.files[f.top - 1].csv())) --f.top;
+        if (f.next >= f.files.size()) continue;
+        if (!lowest_left || f.files[f.next].order < *lowest_left) lowest_left = f.files[f.next].order;
+        const Slot& last = f.files[f.top - 1];
+        p.unread_last = std::max({p.unread_last, last.order, last.last_step});
     }
     if (!lowest_left) p.history_through = last_step_;
     else p.history_through = *lowest_left - 1;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/detect/layout_ops.hpp"
+#include "core/ingest/allocator_policy.hpp"
 #include "core/ingest/ingest_engine_impl.hpp"
 
 namespace msmon {
@@ -93,15 +94,30 @@ bool IngestEngine::Impl::feed_backfill() {
             phase = BackfillPhase::history;
             for (const auto& [dir, name] : next) on_entry(dir, name, false);
             break;
-        case BackfillPhase::history:
+        case BackfillPhase::history: {
+            // Every folder's CSVs up to history_through are read (they were taken, and reading drains what is
+            // taken): once that passes a block, its steps are observed (a flush) and judged across ranks.
+            const std::int64_t through = plan->progress().history_through;
+            if (through >> BackfillPlan::kBlockShift > cross_rank_judged_through >> BackfillPlan::kBlockShift) {
+                flush();
+                detectors->judge_cross_rank_through(through, batch);
+                cross_rank_judged_through = through;
+            }
+            trim_free_memory();  // what the last chunk's batches freed, between the chunks
             next = plan->take_history(kBackfillChunk);
             for (const auto& [dir, name] : next) on_entry(dir, name, false);
             if (plan->done()) phase = BackfillPhase::done;
             break;
+        }
         case BackfillPhase::done:
             break;
     }
     backfill_fed = plan->progress();
+    if (phase == BackfillPhase::done) {
+        // Every file is handed to reading: the plan's listing (~130 bytes a file) goes before the judging.
+        plan_final = *backfill_fed;
+        plan.reset();
+    }
     return true;
 }
 
@@ -185,13 +201,17 @@ void IngestEngine::Impl::judge_deferred() {
     const auto started = Clock::now();
     std::size_t judged = 0;
     std::unordered_map<std::int32_t, std::int32_t> value_counts;
-    // A few steps at a time, fewer when they are many rows: memory holds about kRows rows.
-    constexpr std::size_t kRows = 1u << 18;
+    // A few steps at a time, fewer when they are many rows, and a kind at a time (a tensor is of one kind: its rows
+    // stay in step order): memory holds about kRows rows. Each kind's rows are judged a slice at a time, as reading
+    // hands batches over: a slice's detector states (~220 bytes a tensor) go to the store with it, not those of
+    // every tensor of the job in one batch.
+    constexpr std::size_t kRows = 1u << 16, kSliceRows = 8192;
     std::int64_t span = 1;
     for (std::int64_t a = from; a <= deferred_last && !stopping.load();) {
         const std::int64_t b = std::min(deferred_last, a + span - 1);
-        RecordBatch view;
-        for (const auto& kind : deferred_kinds)
+        std::size_t n = 0;
+        for (const auto& kind : deferred_kinds) {
+            std::vector<SampleRow> rows;
             for (auto& s : store.load_samples(kind, a, b)) {
                 const auto mark = judge_from.find(s.run_id);
                 if (mark == judge_from.end() || s.row.step < mark->second) continue;
@@ -201,23 +221,29 @@ void IngestEngine::Impl::judge_deferred() {
                         count->second =
                             static_cast<std::int32_t>(std::min<std::size_t>(numeric_ops(*ops).size(), kMaxNumericOps));
                 s.row.value_count = count->second;
-                view.rows.push_back(s.row);
+                rows.push_back(s.row);
             }
-        std::stable_sort(view.rows.begin(), view.rows.end(), [](const SampleRow& x, const SampleRow& y) {
-            return x.tensor_id != y.tensor_id ? x.tensor_id < y.tensor_id : x.step < y.step;
-        });
-        const std::size_t n = view.rows.size();
+            std::stable_sort(rows.begin(), rows.end(), [](const SampleRow& x, const SampleRow& y) {
+                return x.tensor_id != y.tensor_id ? x.tensor_id < y.tensor_id : x.step < y.step;
+            });
+            n += rows.size();
+            for (std::size_t at = 0; at < rows.size(); at += kSliceRows) {
+                RecordBatch slice;
+                const auto first = rows.begin() + static_cast<std::ptrdiff_t>(at);
+                slice.rows.assign(first, first + static_cast<std::ptrdiff_t>(std::min(kSliceRows, rows.size() - at)));
+                detectors->observe(slice);
+                // What judging found and learned goes to the store; the rows are there already.
+                for (auto& x : slice.anomalies) batch.anomalies.push_back(std::move(x));
+                for (auto& x : slice.detector_states) batch.detector_states.push_back(std::move(x));
+                for (auto& kv : slice.settings) {
+                    std::erase_if(batch.settings, [&](const auto& e) { return e.first == kv.first; });
+                    batch.settings.push_back(std::move(kv));
+                }
+                flush();
+            }
+        }
         judged += n;
         const auto steps = static_cast<std::size_t>(b - a + 1);
-        detectors->observe(view);
-        // What judging found and learned goes to the store; the rows are there already.
-        for (auto& x : view.anomalies) batch.anomalies.push_back(std::move(x));
-        for (auto& x : view.detector_states) batch.detector_states.push_back(std::move(x));
-        for (auto& kv : view.settings) {
-            std::erase_if(batch.settings, [&](const auto& e) { return e.first == kv.first; });
-            batch.settings.push_back(std::move(kv));
-        }
-        flush();
         a = b + 1;
         const std::size_t per_step = std::max<std::size_t>(1, n / steps);
         span = static_cast<std::int64_t>(std::clamp<std::size_t>(kRows / per_step, 1, 64));
@@ -231,7 +257,7 @@ void IngestEngine::Impl::judge_deferred() {
     std::erase_if(batch.settings, [](const auto& kv) { return kv.first == kBackfillSetting; });
     batch.cleared_settings.emplace_back(kBackfillSetting);
     flush();
-    backfill_fed = plan ? plan->progress() : BackfillProgress{};
+    backfill_fed = plan_final;
     publish_backfill();
 }
 

@@ -79,8 +79,8 @@ bool IngestEngine::Impl::run(std::string& error) {
         }
     }
     watcher_ptr.store(watcher.get());
-    committer =
-        std::make_unique<BatchCommitter>(store, owner.counters_, owner.on_commit, owner.on_notice, 3, &stopping);
+    committer = std::make_unique<BatchCommitter>(store, owner.counters_, owner.on_commit, owner.on_notice,
+                                                 options.batches_waiting, &stopping);
     detectors->set_wait_committed([this] { committer->wait_committed(); });
 
     for (const auto& r : options.roots) real_roots.push_back(canonical(r));

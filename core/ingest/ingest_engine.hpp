@@ -23,6 +23,9 @@ struct IngestOptions {
     int poll_ms = 0;                    // > 0: poll instead of inotify
     std::size_t batch_rows = 100000;    // rows per transaction at most
     std::size_t read_chunk = 4u << 20;  // bytes read from a file at once; a longer line is skipped
+    // Batches handed to the writer and not yet committed, at most: the reading waits beyond (each ~14 MB at
+    // batch_rows with its files' progress and detector states).
+    std::size_t batches_waiting = 3;
     // A backlog is read newest first (core/ingest/backfill_plan.hpp): every rank's newest files, the other files,
     // then the history in one ascending step order across ranks; what the newest files hold is judged after the
     // history (msmon-tui: someone opening a long run wants every rank now). Otherwise folder by folder, each

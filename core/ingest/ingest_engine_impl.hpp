@@ -213,8 +213,10 @@ struct IngestEngine::Impl {
     // ("deferred") until the plan is read, then read back from the store and judged in step order. The marks are
     // stored with the rows (setting kBackfillSetting), so a restart judges what a killed session stored unjudged.
     enum class BackfillPhase { window, others, history, done };
-    std::unique_ptr<BackfillPlan> plan;
-    bool planning = false;  // the first scan: files are listed into `plan`, not read
+    std::unique_ptr<BackfillPlan> plan;           // released once every file in it is handed to reading
+    BackfillProgress plan_final;                  // its progress then
+    std::int64_t cross_rank_judged_through = -1;  // the history's steps judged across ranks so far
+    bool planning = false;                        // the first scan: files are listed into `plan`, not read
     BackfillPhase phase = BackfillPhase::done;
     std::map<std::int64_t, std::int64_t> judge_from;  // run → its first step stored but not judged yet
     std::set<std::string> deferred_kinds;             // kinds of those rows
