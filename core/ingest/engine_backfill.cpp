@@ -146,48 +146,54 @@ void IngestEngine::Impl::observe_with_deferral() {
         detectors->observe(batch);
         return;
     }
-    std::vector<SampleRow> held;
-    std::vector<SampleRow> judged;
-    judged.reserve(batch.rows.size());
-    for (auto& row : batch.rows) {
+    // Which rows wait (at or past their run's mark): most batches of the history hold none, and go to the detectors
+    // as they are.
+    std::vector<char> waits(batch.rows.size(), 0);
+    std::size_t waiting = 0;
+    for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+        const SampleRow& row = batch.rows[i];
         const TensorInfo* t = keys->tensor(row.tensor_id);
         const RunInfo* run = t ? keys->run(t->run_id) : nullptr;
-        if (!t || !run || run->format == "mindformers") {
-            judged.push_back(row);
-            continue;
-        }
+        if (!t || !run || run->format == "mindformers") continue;
         auto mark = judge_from.find(t->run_id);
         if (window_reading && (mark == judge_from.end() || row.step < mark->second)) {
             mark = judge_from.insert_or_assign(t->run_id, row.step).first;
             marks_changed = true;
         }
-        if (mark == judge_from.end() || row.step < mark->second) {
-            judged.push_back(row);
-            continue;
-        }
+        if (mark == judge_from.end() || row.step < mark->second) continue;
         if (deferred_kinds.insert(t->kind).second) marks_changed = true;
         if (row.step > deferred_last) {
             deferred_last = row.step;
             marks_changed = true;
         }
-        held.push_back(row);
+        waits[i] = 1;
+        ++waiting;
     }
     if (marks_changed) {
         std::erase_if(batch.settings, [](const auto& kv) { return kv.first == kBackfillSetting; });
         batch.settings.emplace_back(kBackfillSetting, encode_marks(judge_from, deferred_kinds, deferred_last));
         marks_changed = false;
     }
-    if (held.empty()) {
+    if (waiting == 0) {
         detectors->observe(batch);
         return;
     }
-    batch.rows.swap(judged);
+    // The judged rows kept in place, in order; the waiting ones aside (both stay sorted by tensor, then step).
+    std::vector<SampleRow> held;
+    held.reserve(waiting);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+        if (waits[i]) held.push_back(batch.rows[i]);
+        else batch.rows[kept++] = batch.rows[i];
+    }
+    batch.rows.resize(kept);
     detectors->observe(batch);
-    // Back into the batch for the store, in the writer's order (by tensor, then step; stable).
+    // Back into the batch for the store, in the writer's order (by tensor, then step; stable: judged rows first).
     batch.rows.insert(batch.rows.end(), held.begin(), held.end());
-    std::stable_sort(batch.rows.begin(), batch.rows.end(), [](const SampleRow& a, const SampleRow& b) {
-        return a.tensor_id != b.tensor_id ? a.tensor_id < b.tensor_id : a.step < b.step;
-    });
+    std::inplace_merge(batch.rows.begin(), batch.rows.begin() + static_cast<std::ptrdiff_t>(kept), batch.rows.end(),
+                       [](const SampleRow& a, const SampleRow& b) {
+                           return a.tensor_id != b.tensor_id ? a.tensor_id < b.tensor_id : a.step < b.step;
+                       });
 }
 
 void IngestEngine::Impl::judge_deferred() {
