@@ -331,7 +331,11 @@ int run_live(const LaunchOptions& o) {
         bool reload = true, redraw = true, running = true, announced_once = false;
         std::string incident_notice;
         Clock::time_point incident_notice_until{};
-        std::uint64_t collected_batches = 0;          // batches committed before the last collect began
+        std::uint64_t collected_batches = 0;  // batches committed before the last collect began
+        // The last collect was live (ingest caught up and where it stood known): the incidents the announcer saw
+        // then are the backlog. Until one is, the program is not idle (its next read would take a new incident for
+        // backlog: CI's ASan run once wrote a NaN in the moment between the catch-up's read and the first live one).
+        bool collected_live = false;
         Clock::time_point ingest_drawn{};             // the latest quiet point the screen shows
         std::optional<Clock::time_point> held_drawn;  // findings ingest held at that point
         // The idle report's state: everything that can still change the screen with no key and no new file.
@@ -339,7 +343,7 @@ int run_live(const LaunchOptions& o) {
             IdleReport::State s;
             if (session) {
                 std::lock_guard lock(quiet_point.mu);
-                if (quiet_point.batches <= collected_batches) {
+                if (quiet_point.batches <= collected_batches && collected_live) {
                     ingest_drawn = std::max(ingest_drawn, quiet_point.seen);
                     held_drawn = quiet_point.held_until;
                 }
@@ -377,6 +381,7 @@ int run_live(const LaunchOptions& o) {
                     // found is the backlog.
                     // Live once caught up and where reading stands is known (the backlog's last step, below).
                     const bool live = session ? session->engine().caught_up() && progress.has_value() : announced_once;
+                    collected_live = live;
                     announced_once = true;
                     const std::string said =
                         announcer.update(app.incidents(), live, term, progress ? &*progress : nullptr);
@@ -471,6 +476,7 @@ int run_live(const LaunchOptions& o) {
             if (fds[2].revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(quiet, &v, sizeof v);
+                if (!collected_live) reload = true;  // caught up: the first live read takes the backlog as such
             }
             if (fds[1].revents & POLLIN) {
                 std::uint64_t v;

@@ -125,6 +125,10 @@ bool IngestEngine::Impl::run(std::string& error) {
         if (!caught_up.load() && dirty.empty() && !backfilling()) {
             // Everything there was when run() began is read; once it is committed, what comes next is live.
             committer->wait_committed();
+            {  // where reading stands is known before caught_up() says so (a reader takes both as "live")
+                std::lock_guard lock(progress_mu);
+                progress = detectors->read_progress(watcher->seen_until());
+            }
             caught_up.store(true);
             if (owner.on_caught_up) owner.on_caught_up();
         }
