@@ -294,32 +294,31 @@ void CrossRankCheck::judge_spilled(Group& g, std::int64_t first, std::int64_t la
         const std::uint64_t steps = std::max<std::uint64_t>(1, options_.cross_rank_memory_bytes / row_bytes / per_step);
         const std::uint64_t left = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(a);
         const std::int64_t b = left < steps ? last : a + static_cast<std::int64_t>(steps - 1);
+        // A kind's rows at a time become entries (32 bytes a value against a stored row's ~120): the rows of every
+        // kind are never held together.
         std::map<std::int64_t, std::vector<Entry>> values;
-        std::vector<StoredSample> samples;
-        for (const auto& kind : g.stored_kinds) {
-            auto more = store_.load_samples(kind, a, b);
-            samples.insert(samples.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-        }
-        for (auto& stored : samples) {
-            if (runs_loaded_.insert(stored.run_id).second) keys_.load_run_tensors(stored.run_id);
-            const TensorInfo* t = keys_.tensor(stored.row.tensor_id);
-            const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
-            if (!t || !run) continue;
-            auto [count, added] = value_counts.try_emplace(stored.row.layout_id, 0);
-            if (added) {
-                const std::string* layout = keys_.layout_ops(stored.row.layout_id);
-                count->second =
-                    layout
-                        ? static_cast<std::int32_t>(std::min<std::size_t>(numeric_ops(*layout).size(), kMaxNumericOps))
-                        : 0;
+        for (const auto& kind : g.stored_kinds)
+            for (auto& stored : store_.load_samples(kind, a, b)) {
+                if (runs_loaded_.insert(stored.run_id).second) keys_.load_run_tensors(stored.run_id);
+                const TensorInfo* t = keys_.tensor(stored.row.tensor_id);
+                const RunInfo* run = t ? keys_.run(t->run_id) : nullptr;
+                if (!t || !run) continue;
+                auto [count, added] = value_counts.try_emplace(stored.row.layout_id, 0);
+                if (added) {
+                    const std::string* layout = keys_.layout_ops(stored.row.layout_id);
+                    count->second = layout ? static_cast<std::int32_t>(
+                                                 std::min<std::size_t>(numeric_ops(*layout).size(), kMaxNumericOps))
+                                           : 0;
+                }
+                stored.row.value_count = count->second;
+                const Key& k = key_of(stored.row, *t, *run);
+                const Target& target = k.replicas.group == &g  ? k.replicas
+                                       : k.updates.group == &g ? k.updates
+                                                               : k.outliers;
+                if (target.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
+                if (g.steps_together()) note_run(*run);
+                values[stored.row.step].push_back(entry_of(k, target, stored.row, *run));
             }
-            stored.row.value_count = count->second;
-            const Key& k = key_of(stored.row, *t, *run);
-            const Target& target = k.replicas.group == &g ? k.replicas : k.updates.group == &g ? k.updates : k.outliers;
-            if (target.group != &g || (k.needs_count && k.slot >= stored.row.value_count)) continue;
-            if (g.steps_together()) note_run(*run);
-            values[stored.row.step].push_back(entry_of(k, target, stored.row, *run));
-        }
         for (auto& [step, entries] : values) {
             g.values_per_step = std::max(g.values_per_step, entries.size());
             judge(g, step, entries, batch);
