@@ -205,33 +205,40 @@ TEST_F(TuiBacklog, the_chart_shades_the_steps_not_read_yet_until_the_history_is_
 TEST_F(TuiBacklog, a_step_written_while_the_history_is_read_is_shown_before_the_history_is_in) {
     if (!TmuxSession::available()) MSMON_SKIP_UNLESS_REQUIRED("tmux is not installed");
     const auto env = tmux_env(tmp);
-    const auto sim =
-        run({program("msmon"), "simulate", tmp / "job", "--ranks", "16", "--steps", "400", "--params", "8"}, env);
+    // A history of many files (153,568: ~5 s to read in a Release build, more under the sanitizers) against a live
+    // step's path of one chunk and one read of the views (under a second): 16 x 400 x 8 (38,368 files, ~1.5 s) let
+    // the history end first in one run of five.
+    constexpr int kSteps = 1600;
+    const std::string last = std::to_string(kSteps - 1), next = std::to_string(kSteps);
+    const auto sim = run({program("msmon"), "simulate", tmp / "job", "--ranks", "16", "--steps", std::to_string(kSteps),
+                          "--params", "2"},
+                         env);
     ASSERT_EQ(sim.exit_code, 0) << sim.err;
     TmuxSession t(program("msmon-tui") + " " + (tmp / "job") + " --db " + (tmp / "tui.db"), 160, 45, env);
-    const auto reading = [](const std::string& screen) {
+    const auto reading = [&](const std::string& screen) {
         const std::string line = status_line(screen);
-        return line.find("history:") != std::string::npos && line.find("-399 |") != std::string::npos;
+        return line.find("history:") != std::string::npos && line.find("-" + last + " |") != std::string::npos;
     };
     ASSERT_TRUE(reading(t.screen_when(reading, milliseconds(60000)))) << t.capture();
-    // Step 400 of every rank: its grad_reduced CSV, step 399's rows with the step changed (the third cell).
+    // The next step of every rank: its grad_reduced CSV, the last step's rows with the step changed (the third cell).
     for (const auto& entry : std::filesystem::directory_iterator(tmp / "job/monitor_output")) {
         const std::string folder = entry.path().string();
         std::string out;
-        for (const auto& line : lines_of(read_file(folder + "/grad_reduced_399-399.csv"))) {
+        for (const auto& line : lines_of(read_file(folder + "/grad_reduced_" + last + "-" + last + ".csv"))) {
             const auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
-            out += line.substr(b + 1, c - b - 1) == "399" ? line.substr(0, b + 1) + "400" + line.substr(c) : line;
+            out += line.substr(b + 1, c - b - 1) == last ? line.substr(0, b + 1) + next + line.substr(c) : line;
             out += "\n";
         }
-        write_file(folder + "/grad_reduced_400-400.csv", out);
+        write_file(folder + "/grad_reduced_" + next + "-" + next + ".csv", out);
     }
-    const std::string live = t.screen_when(
-        [](const std::string& s) { return status_line(s).find("-400") != std::string::npos; }, milliseconds(60000));
-    ASSERT_NE(status_line(live).find("-400"), std::string::npos) << live;
+    const std::string live =
+        t.screen_when([&](const std::string& s) { return status_line(s).find("-" + next) != std::string::npos; },
+                      milliseconds(60000));
+    ASSERT_NE(status_line(live).find("-" + next), std::string::npos) << live;
     EXPECT_NE(status_line(live).find("history:"), std::string::npos) << "the live step waited for the history:\n"
                                                                      << live;
     const std::string done = t.settled(TmuxSession::Wait::timers);
-    EXPECT_NE(status_line(done).find("steps 0-400"), std::string::npos) << done;
+    EXPECT_NE(status_line(done).find("steps 0-" + next), std::string::npos) << done;
     EXPECT_EQ(status_line(done).find("history:"), std::string::npos) << done;
 }
 
