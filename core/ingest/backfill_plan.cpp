@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <queue>
 #include <tuple>
 
 namespace msmon {
@@ -87,26 +86,35 @@ void BackfillPlan::skip_taken(Folder& f) {
     while (f.next < f.files.size() && (f.files[f.next].taken || !f.files[f.next].csv())) ++f.next;
 }
 
-std::vector<BackfillPlan::Entry> BackfillPlan::take_history(std::size_t n) {
+std::vector<BackfillPlan::Entry> BackfillPlan::take_history(std::size_t n, bool* part_done) {
     std::vector<Entry> out;
-    // A k-way merge of the folders by (block of their next CSV, folder): a block's steps of one folder together, then
-    // the next folder's, then the next block. A commit then holds many steps of each tensor, written as one chunk per
-    // block (store/sample_chunks.hpp), as a folder read whole would be.
-    using Head = std::pair<std::int64_t, std::size_t>;
-    std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+    if (part_done) *part_done = false;
+    // The lowest (block of its next CSV, folder): a block's steps of one folder together (a part), then the next
+    // folder's, then the next block. A commit then holds many steps of each tensor, written as one chunk per block
+    // (store/sample_chunks.hpp), as a folder read whole would be.
     const auto block_of = [](std::int64_t order) { return order >> kBlockShift; };
-    for (std::size_t i = 0; i < folders_.size(); ++i) {
-        skip_taken(folders_[i]);
-        if (folders_[i].next < folders_[i].files.size())
-            heads.push({block_of(folders_[i].files[folders_[i].next].order), i});
-    }
-    while (out.size() < n && !heads.empty()) {
-        const auto [block, i] = heads.top();
-        heads.pop();
-        Folder& f = folders_[i];
-        out.push_back(take(f, f.next));
+    Folder* head = nullptr;
+    std::int64_t head_block = 0;
+    for (auto& f : folders_) {
         skip_taken(f);
-        if (f.next < f.files.size()) heads.push({block_of(f.files[f.next].order), i});
+        if (f.next >= f.files.size()) continue;
+        const std::int64_t b = block_of(f.files[f.next].order);
+        if (!head || b < head_block) {
+            head = &f;
+            head_block = b;
+        }
+    }
+    if (!head) {
+        if (part_done) *part_done = true;
+        return out;
+    }
+    while (out.size() < n) {
+        out.push_back(take(*head, head->next));
+        skip_taken(*head);
+        if (head->next >= head->files.size() || block_of(head->files[head->next].order) != head_block) {
+            if (part_done) *part_done = true;
+            break;
+        }
     }
     return out;
 }

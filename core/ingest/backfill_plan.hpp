@@ -53,9 +53,11 @@ public:
     // 2: every file that is not an msprobe CSV: those that say the job's settings first, then the rest, folder by
     // folder in reading order.
     std::vector<Entry> take_others();
-    // 3: up to `n` of the remaining CSVs: by block of 64 steps, then folder, then step range.
+    // 3: up to `n` of the remaining CSVs: by block of 64 steps, then folder, then step range, never past the end of
+    // one folder's block (a part). `part_done`: the part's last file is among them (or nothing is left). A batch
+    // cut only between parts holds each tensor's steps of a block together: one chunk, no merge (engine_backfill).
     static constexpr int kBlockShift = 6;
-    std::vector<Entry> take_history(std::size_t n);
+    std::vector<Entry> take_history(std::size_t n, bool* part_done = nullptr);
 
     bool done() const { return fed_ == total_; }
     // Where reading stands; moves the folders' cursors past what is taken (O(folders)).

@@ -92,19 +92,29 @@ bool IngestEngine::Impl::feed_backfill() {
         case BackfillPhase::others:
             next = plan->take_others();
             phase = BackfillPhase::history;
+            batch_limit = options.batch_rows;  // a batch is cut between parts (below), or when full
             for (const auto& [dir, name] : next) on_entry(dir, name, false);
             break;
         case BackfillPhase::history: {
-            // Every folder's CSVs up to history_through are read (they were taken, and reading drains what is
-            // taken): once that passes a block, its steps are observed (a flush) and judged across ranks.
-            const std::int64_t through = plan->progress().history_through;
-            if (through >> BackfillPlan::kBlockShift > cross_rank_judged_through >> BackfillPlan::kBlockShift) {
-                flush();
-                detectors->judge_cross_rank_through(through, batch);
-                cross_rank_judged_through = through;
+            // Between two parts (the last one is read whole: reading drains what was taken), a batch may end.
+            // Every folder's CSVs up to history_through are read: once that passes a block, its steps are observed
+            // (a flush) and judged across ranks.
+            if (part_done) {
+                if (pushed_batches == part_batch && batch.rows.size() >= part_rows_from)
+                    part_rows = batch.rows.size() - part_rows_from;
+                const std::int64_t through = plan->progress().history_through;
+                if (through >> BackfillPlan::kBlockShift > cross_rank_judged_through >> BackfillPlan::kBlockShift) {
+                    flush();
+                    detectors->judge_cross_rank_through(through, batch);
+                    cross_rank_judged_through = through;
+                } else if (!batch.rows.empty() && batch.rows.size() + part_rows > options.batch_rows) {
+                    flush();
+                }
+                part_rows_from = batch.rows.size();
+                part_batch = pushed_batches;
             }
             trim_free_memory();  // what the last chunk's batches freed, between the chunks
-            next = plan->take_history(kBackfillChunk);
+            next = plan->take_history(kBackfillChunk, &part_done);
             for (const auto& [dir, name] : next) on_entry(dir, name, false);
             if (plan->done()) phase = BackfillPhase::done;
             break;
@@ -147,21 +157,42 @@ void IngestEngine::Impl::observe_with_deferral() {
         return;
     }
     // Which rows wait (at or past their run's mark): most batches of the history hold none, and go to the detectors
-    // as they are.
+    // as they are. Outside the window, a batch with no row at or past the lowest mark holds none.
+    if (!window_reading) {
+        std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+        for (const auto& [run, step] : judge_from) lowest = std::min(lowest, step);
+        if (std::none_of(batch.rows.begin(), batch.rows.end(),
+                         [lowest](const SampleRow& r) { return r.step >= lowest; })) {
+            detectors->observe(batch);
+            return;
+        }
+    }
     std::vector<char> waits(batch.rows.size(), 0);
     std::size_t waiting = 0;
+    // The batch is sorted by tensor: a tensor's run, mark and kind are looked up once for its rows.
+    std::int64_t looked_up = -1;
+    const TensorInfo* t = nullptr;
+    bool judged_always = true;  // not an msprobe run's row: never held
+    auto mark = judge_from.end();
     for (std::size_t i = 0; i < batch.rows.size(); ++i) {
         const SampleRow& row = batch.rows[i];
-        const TensorInfo* t = keys->tensor(row.tensor_id);
-        const RunInfo* run = t ? keys->run(t->run_id) : nullptr;
-        if (!t || !run || run->format == "mindformers") continue;
-        auto mark = judge_from.find(t->run_id);
+        if (i == 0 || row.tensor_id != looked_up) {
+            looked_up = row.tensor_id;
+            t = keys->tensor(row.tensor_id);
+            const RunInfo* run = t ? keys->run(t->run_id) : nullptr;
+            judged_always = !t || !run || run->format == "mindformers";
+            if (!judged_always) mark = judge_from.find(t->run_id);
+        }
+        if (judged_always) continue;
         if (window_reading && (mark == judge_from.end() || row.step < mark->second)) {
             mark = judge_from.insert_or_assign(t->run_id, row.step).first;
             marks_changed = true;
         }
         if (mark == judge_from.end() || row.step < mark->second) continue;
-        if (deferred_kinds.insert(t->kind).second) marks_changed = true;
+        if (!deferred_kinds.contains(t->kind)) {
+            deferred_kinds.insert(t->kind);
+            marks_changed = true;
+        }
         if (row.step > deferred_last) {
             deferred_last = row.step;
             marks_changed = true;

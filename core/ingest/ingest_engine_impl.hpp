@@ -231,6 +231,14 @@ struct IngestEngine::Impl {
     std::deque<std::pair<std::uint64_t, BackfillProgress>> backfill_at_commit;
     std::optional<BackfillProgress> backfill_fed;  // the plan's progress at its last chunk, until that chunk is read
     static constexpr std::size_t kBackfillChunk = 256;
+    // The history's batches are cut between parts (one folder's files of one block: BackfillPlan::take_history),
+    // so that each tensor's steps of a block go to the store as one chunk: a part is read whole, and the batch is
+    // committed before the next part when that one would take it past options.batch_rows (judged by the size of the
+    // last part read whole into one batch). A part larger than that is cut when the batch is full, as before.
+    bool part_done = true;           // the last part taken is whole
+    std::size_t part_rows_from = 0;  // batch.rows.size() when the part being read began
+    std::uint64_t part_batch = 0;    // pushed_batches then
+    std::size_t part_rows = 0;       // rows of the last part read whole into one batch
     static constexpr const char* kBackfillSetting = "backfill.judge_from";
 
     // Hands the plan's next files to reading; false once the plan is read.

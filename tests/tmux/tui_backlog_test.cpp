@@ -122,6 +122,17 @@ TEST_F(TuiBacklog, a_backlog_is_read_newest_first_and_its_store_ends_as_one_inge
     const std::string rows_sql = "SELECT sum(n) FROM sample_chunk";
     EXPECT_EQ(run({find_installed("sqlite3"), "-readonly", tmp / "tui.db", rows_sql}).out,
               run({find_installed("sqlite3"), "-readonly", tmp / "one.db", rows_sql}).out);
+
+    // 4. The history's batches were cut between parts (a rank's files of one block): each tensor's steps of a block
+    // went to the store as one chunk, never rewritten by a merge (no chunk id was deleted), and each older block is
+    // one chunk (the newest holds the window's and the history's).
+    const auto sql = [&](const std::string& q) {
+        return run({find_installed("sqlite3"), "-readonly", tmp / "tui.db", q}).out;
+    };
+    EXPECT_EQ(sql("SELECT max(id) = count(*) FROM sample_chunk"), "1\n");
+    EXPECT_EQ(sql("SELECT count(*) FROM (SELECT tensor_id, block FROM sample_chunk WHERE block < 1 GROUP BY 1, 2 "
+                  "HAVING count(*) > 1)"),
+              "0\n");
 }
 
 // A backlog of 16 ranks x 400 steps: every rank is listed at its newest step while its history is still being read,

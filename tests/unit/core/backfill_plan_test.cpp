@@ -39,7 +39,7 @@ TEST(BackfillPlan, the_window_is_each_folders_newest_file_of_each_kind) {
     EXPECT_EQ(p.folders, 2u);
 }
 
-TEST(BackfillPlan, the_history_comes_block_by_block_across_folders_in_step_order_without_the_window) {
+TEST(BackfillPlan, the_history_comes_block_by_block_across_folders_in_step_order_a_part_at_a_time_without_the_window) {
     BackfillPlan plan;
     plan.add_folder("r0", rank_files({"a"}, 130));  // blocks 0 (steps 0-63), 1 (64-127), 2 (128-129)
     plan.add_folder("r1", rank_files({"a"}, 130));
@@ -50,11 +50,29 @@ TEST(BackfillPlan, the_history_comes_block_by_block_across_folders_in_step_order
         for (const std::string folder : {"r0", "r1"})
             for (int s = block * 64; s < std::min(block * 64 + 64, 129); ++s)
                 expected.push_back({folder, "a_" + std::to_string(s) + "-" + std::to_string(s) + ".csv"});
-    Entries got = plan.take_history(70);
-    EXPECT_EQ(got, Entries(expected.begin(), expected.begin() + 70));
-    EXPECT_EQ(plan.progress().history_through, 5);  // r1's step 6 is the lowest not read
-    const Entries rest = plan.take_history(1000);
-    got.insert(got.end(), rest.begin(), rest.end());
+    // At most 70 at a time, never past the end of a part (one folder's block): r0's 64 steps of block 0 come whole
+    // and end a part; then 40 of r1's, not ending it.
+    bool part_done = false;
+    Entries got = plan.take_history(70, &part_done);
+    EXPECT_EQ(got, Entries(expected.begin(), expected.begin() + 64));
+    EXPECT_TRUE(part_done);
+    EXPECT_EQ(plan.progress().history_through, -1);  // r1's step 0 is the lowest not read
+    Entries part = plan.take_history(40, &part_done);
+    EXPECT_EQ(part, Entries(expected.begin() + 64, expected.begin() + 104));
+    EXPECT_FALSE(part_done);
+    EXPECT_EQ(plan.progress().history_through, 39);  // r1's step 40 is the lowest not read
+    got.insert(got.end(), part.begin(), part.end());
+    for (int parts = 0; !plan.done(); ++parts) {
+        ASSERT_LT(parts, 10);
+        part = plan.take_history(1000, &part_done);
+        EXPECT_TRUE(part_done);
+        ASSERT_FALSE(part.empty());
+        for (const auto& e : part) {  // one folder's, of one block
+            EXPECT_EQ(e.first, part.front().first);
+            EXPECT_EQ(std::stoi(e.second.substr(2)) / 64, std::stoi(part.front().second.substr(2)) / 64);
+        }
+        got.insert(got.end(), part.begin(), part.end());
+    }
     EXPECT_EQ(got, expected);
     EXPECT_TRUE(plan.done());
     EXPECT_FALSE(plan.progress().active);
