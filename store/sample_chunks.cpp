@@ -275,6 +275,7 @@ SampleChunkWriter::TensorState& SampleChunkWriter::state(std::int64_t tensor_id)
         s.chunks_in_last_block = static_cast<int>(state_q_.int64(2));
     }
     state_q_.reset();
+    s.fresh = s.chunks_in_last_block == 0;
     return tensors_.emplace(tensor_id, s).first->second;
 }
 
@@ -341,7 +342,11 @@ void SampleChunkWriter::write_block(std::int64_t tensor_id, std::int64_t block, 
     TensorState& s = state(tensor_id);
     if (s.chunks_in_last_block == 0 || rows.front()->step > s.last_step) {
         // Appending: the common case, no stored row to look at. Leaving a block seals it: its chunks become one.
-        if (s.chunks_in_last_block > 1 && s.last_block < block) merge_block(tensor_id, s.last_block, {}, nullptr);
+        if (s.chunks_in_last_block > 1 && s.last_block < block) {
+            merge_block(tensor_id, s.last_block, {}, nullptr);
+            s.fresh = false;  // the sealed chunk may span rows written behind and appended ones
+        }
+        if (s.chunks_in_last_block == 0) s.appended_from = rows.front()->step;
         insert(tensor_id, block, rows);
         s.chunks_in_last_block = s.chunks_in_last_block > 0 && s.last_block == block ? s.chunks_in_last_block + 1 : 1;
         s.last_block = block;
@@ -351,10 +356,12 @@ void SampleChunkWriter::write_block(std::int64_t tensor_id, std::int64_t block, 
     // Behind the tensor's last step, into steps no stored chunk spans (history read after the newest steps): a
     // chunk of its own, as an append is. The block the history left is sealed (the newest block is sealed by the
     // append that leaves it).
-    if (!overlaps(tensor_id, block, rows.front()->step, rows.back()->step)) {
+    const bool between = s.fresh && rows.front()->step > s.behind_through && rows.back()->step < s.appended_from;
+    if (between || !overlaps(tensor_id, block, rows.front()->step, rows.back()->step)) {
         if (s.behind_chunks > 1 && s.behind_block < block && s.behind_block != s.last_block)
             merge_block(tensor_id, s.behind_block, {}, nullptr);
         insert(tensor_id, block, rows);
+        s.behind_through = std::max(s.behind_through, rows.back()->step);
         s.behind_chunks = s.behind_block == block ? s.behind_chunks + 1 : 1;
         s.behind_block = block;
         if (block == s.last_block) {
@@ -365,6 +372,7 @@ void SampleChunkWriter::write_block(std::int64_t tensor_id, std::int64_t block, 
     }
     // A step at or before the tensor's last, in a stored chunk's span: merge into the block's stored rows.
     merge_block(tensor_id, block, rows, &replaced);
+    s.fresh = false;
     if (block == s.behind_block) s.behind_chunks = 1;
     if (block == s.last_block) {
         s.chunks_in_last_block = 1;

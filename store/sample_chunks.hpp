@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -75,6 +76,13 @@ private:
         // steps): the block they last went to and its chunks written so, sealed as they move on.
         std::int64_t behind_block = -1;
         int behind_chunks = 0;
+        // The tensor had no rows in the store when this writer first wrote it, and no merge of new rows or of its
+        // newest block happened since: what is stored of it is rows appended from `appended_from` on and rows
+        // written behind, all at or before `behind_through`. Rows strictly between the two meet no stored chunk's
+        // span: no query (a backlog's history, written behind each tensor's newest step).
+        bool fresh = false;
+        std::int64_t appended_from = 0;
+        std::int64_t behind_through = std::numeric_limits<std::int64_t>::min();
     };
     // Whether a stored chunk of (tensor, block) spans any step of [lo, hi].
     bool overlaps(std::int64_t tensor_id, std::int64_t block, std::int64_t lo, std::int64_t hi);

@@ -11,6 +11,9 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "store/reader.hpp"
 #include "store/schema.hpp"
@@ -223,6 +226,72 @@ TEST(SampleChunks, a_live_run_ends_with_one_chunk_per_sealed_block) {
         EXPECT_EQ(blocks[b][2], 64);
     }
     EXPECT_EQ(blocks[3][1], 200 - 192) << "the open block: one chunk per commit";
+}
+
+// A backlog read newest first: each tensor's newest step, then its history behind it a block at a time, into steps
+// no stored chunk spans (written with no query: SampleChunkWriter's `fresh`). Rows that then meet stored ones (a
+// step written again, a merge that moved a chunk's span, a restart that forgot what was written) are stored once.
+TEST(SampleChunks, history_written_behind_the_newest_steps_then_rows_meeting_stored_ones_are_stored_once) {
+    Fixture f;
+    constexpr int kTensors = 3;
+    std::mt19937 rng(7);
+    const auto commit = [&](SqliteIngestStore& store, const std::vector<std::pair<int, std::int64_t>>& rows) {
+        RecordBatch b;
+        for (const auto& [t, step] : rows) {
+            b.rows.push_back(f.row(t, step, rng));
+            f.truth[{t, step}] = b.rows.back();
+        }
+        store.commit(b);
+    };
+    const auto stored_rows = [&](int t) {
+        Connection conn(f.db, Connection::Mode::read_only);
+        Statement q(conn, "SELECT sum(n) FROM sample_chunk WHERE tensor_id = ?");
+        q.bind(1, static_cast<std::int64_t>(t));
+        return q.step() ? q.int64(0) : -1;
+    };
+    const auto expect_once = [&](const std::string& when) {
+        f.expect_matches(kTensors, when);
+        for (int t = 1; t <= kTensors; ++t) {
+            std::int64_t n = 0;
+            for (const auto& [key, _] : f.truth) n += key.first == t;
+            EXPECT_EQ(stored_rows(t), n) << when << ": tensor " << t << " holds a step twice";
+        }
+    };
+    {
+        SqliteIngestStore store(f.db);
+        f.keys(store, kTensors);
+        std::vector<std::pair<int, std::int64_t>> rows;
+        for (int t = 1; t <= kTensors; ++t) rows.push_back({t, 399});  // the window: each tensor's newest step
+        commit(store, rows);
+        for (std::int64_t block = 0; block < 4; ++block) {  // the history, steps 0..255 (tensor 3: every 2nd)
+            rows.clear();
+            for (int t = 1; t <= kTensors; ++t)
+                for (std::int64_t s = block * 64; s < block * 64 + 64; s += t == 3 ? 2 : 1) rows.push_back({t, s});
+            commit(store, rows);
+        }
+        expect_once("history written behind");
+        // Each tensor is still as the writer wrote it (nothing met a stored row yet); each case is one tensor's.
+        // 1. Tensor 1: steps written again, behind the history's front, and the window's own step.
+        commit(store, {{1, 100}, {1, 101}});
+        commit(store, {{1, 399}});
+        expect_once("steps written again");
+        // 2. Tensor 2, between the history's front and the newest step: new steps, then one of them again.
+        commit(store, {{2, 320}, {2, 321}});
+        commit(store, {{2, 321}});
+        expect_once("new steps, then again");
+        // 3. Tensor 3 in block 4: rows 260 and 300, then 280 and 310 (merged: the chunk now spans 260-310, past the
+        //    rows written behind so far), then 310 again.
+        commit(store, {{3, 260}, {3, 300}});
+        commit(store, {{3, 280}, {3, 310}});
+        commit(store, {{3, 310}});
+        expect_once("a merge moved a span");
+    }
+    {  // 4. A restart: nothing is known of what was written; steps again and new ones behind the newest.
+        SqliteIngestStore store(f.db);
+        commit(store, {{2, 200}, {2, 330}, {1, 320}});
+        commit(store, {{2, 330}});
+        expect_once("after a restart");
+    }
 }
 
 TEST(SampleChunks, a_rolled_back_commit_leaves_the_writer_consistent_with_the_store) {
