@@ -257,15 +257,24 @@ std::vector<DetectorStateRecord> SqliteIngestStore::load_detector_states(const s
 std::vector<StoredSample> SqliteIngestStore::load_samples(const std::string& kind, std::int64_t first_step,
                                                           std::int64_t last_step) {
     std::vector<StoredSample> out;
+    visit_samples(kind, first_step, last_step, [&](StoredSample& s) { out.push_back(s); });
+    return out;
+}
+
+void SqliteIngestStore::visit_samples(const std::string& kind, std::int64_t first_step, std::int64_t last_step,
+                                      const std::function<void(StoredSample&)>& visit) {
     Statement tensors(read_conn_, "SELECT id, run_id FROM tensor WHERE kind = ?");
     tensors.bind(1, std::string_view(kind));
     SampleChunkReader chunks(read_conn_);
-    std::vector<SampleRow> rows;
+    std::vector<SampleRow> rows;  // one tensor's at a time
     while (tensors.step()) {
         chunks.read(tensors.int64(0), first_step, last_step, rows);
-        for (const SampleRow& r : rows) out.push_back({tensors.int64(1), r});
+        const std::int64_t run_id = tensors.int64(1);
+        for (const SampleRow& r : rows) {
+            StoredSample s{run_id, r};
+            visit(s);
+        }
     }
-    return out;
 }
 
 bool SqliteIngestStore::failure_may_pass(const std::exception& e) const {

@@ -29,6 +29,8 @@ public:
     std::vector<DetectorStateRecord> load_detector_states(const std::vector<std::int64_t>& tensor_ids) override;
     std::vector<StoredSample> load_samples(const std::string& kind, std::int64_t first_step,
                                            std::int64_t last_step) override;
+    void visit_samples(const std::string& kind, std::int64_t first_step, std::int64_t last_step,
+                       const std::function<void(StoredSample&)>& visit) override;
     void commit(const RecordBatch& batch) override;
     bool failure_may_pass(const std::exception& e) const override;
 

@@ -249,9 +249,9 @@ void IngestEngine::Impl::judge_deferred() {
         std::size_t n = 0;
         for (const auto& kind : deferred_kinds) {
             std::vector<SampleRow> rows;
-            for (auto& s : store.load_samples(kind, a, b)) {
+            store.visit_samples(kind, a, b, [&](StoredSample& s) {
                 const auto mark = judge_from.find(s.run_id);
-                if (mark == judge_from.end() || s.row.step < mark->second) continue;
+                if (mark == judge_from.end() || s.row.step < mark->second) return;
                 auto [count, added] = value_counts.try_emplace(s.row.layout_id, 0);
                 if (added)
                     if (const std::string* ops = keys->layout_ops(s.row.layout_id))
@@ -259,7 +259,7 @@ void IngestEngine::Impl::judge_deferred() {
                             static_cast<std::int32_t>(std::min<std::size_t>(numeric_ops(*ops).size(), kMaxNumericOps));
                 s.row.value_count = count->second;
                 rows.push_back(s.row);
-            }
+            });
             std::stable_sort(rows.begin(), rows.end(), [](const SampleRow& x, const SampleRow& y) {
                 return x.tensor_id != y.tensor_id ? x.tensor_id < y.tensor_id : x.step < y.step;
             });

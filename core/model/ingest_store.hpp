@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,12 @@ public:
     // caller knows how many values the row's layout has; absent and NaN values read as NaN.
     virtual std::vector<StoredSample> load_samples(const std::string& kind, std::int64_t first_step,
                                                    std::int64_t last_step) = 0;
+    // The same rows, handed to `visit` one at a time as they are read: a caller that keeps less than the rows (the
+    // cross-rank check's entries) never holds them all (a span of a 64-rank job's kind: tens of MB).
+    virtual void visit_samples(const std::string& kind, std::int64_t first_step, std::int64_t last_step,
+                               const std::function<void(StoredSample&)>& visit) {
+        for (auto& s : load_samples(kind, first_step, last_step)) visit(s);
+    }
     // Called on the engine's writing thread: rows, new keys, issues and file offsets in one transaction.
     // Throws on failure; nothing of the batch is then stored.
     virtual void commit(const RecordBatch& batch) = 0;
