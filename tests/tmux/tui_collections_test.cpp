@@ -109,7 +109,12 @@ TEST(TuiCollections, a_collection_stopped_early_and_one_started_from_a_shell_are
                    s.find(first_summary) == std::string::npos;
         },
         TmuxSession::settle_limit());
-    const auto all = written_steps(output);
+    // The summary may come from the other ranks' files a moment before rank 0's last one lands (the replay writes
+    // a step's folders one after another): wait for the job, not for a time.
+    auto all = written_steps(output);
+    for (const auto until = std::chrono::steady_clock::now() + TmuxSession::settle_limit();
+         all.size() < first.size() + 3 && std::chrono::steady_clock::now() < until; all = written_steps(output))
+        std::this_thread::sleep_for(milliseconds(20));
     ASSERT_EQ(all.size(), first.size() + 3) << screen;
     const std::int64_t second = all[first.size()];
     for (const auto& s : seen) {
