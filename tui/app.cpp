@@ -16,6 +16,7 @@
 #include "tui/views/overview_view.hpp"
 #include "tui/views/view_deps.hpp"
 #include "tui/widgets/frame.hpp"
+#include "tui/widgets/status_fields.hpp"
 #include "tui/widgets/text_wrap.hpp"
 
 namespace msmon::tui {
@@ -501,11 +502,7 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
         watch += ", data " + std::to_string(static_cast<long long>(status_.seconds_since_data)) + "s ago";
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.0f values/s", status_.values_per_second);
-    struct Field {
-        std::string text;
-        int rank;  // 0 is kept longest
-    };
-    std::vector<Field> fields = {
+    const std::vector<StatusField> fields = {
         {message_, 0},
         {status_.waiting, 0},
         {status_.history, 1},
@@ -518,18 +515,7 @@ void App::compose(ScreenBuffer& buf, const Glyphs& glyphs) {
         {std::to_string(status_.malformed) + " malformed", status_.malformed ? 2 : 6},
         {status_.notice, 3},
     };
-    std::erase_if(fields, [](const Field& f) { return f.text.empty(); });
-    const auto joined = [&] {
-        std::string line;
-        for (const auto& f : fields) line += (line.empty() ? " " : " | ") + f.text;
-        return line;
-    };
-    while (fields.size() > 1 && display_width(joined()) > w) {
-        auto last = std::max_element(fields.begin(), fields.end(),
-                                     [](const Field& a, const Field& b) { return a.rank < b.rank; });
-        fields.erase(last);
-    }
-    std::string status = joined();
+    std::string status = fit_status_fields(fields, w, glyphs.unicode);
     const int room = w - display_width(status) - 3;
     if (room >= 8) status += " | " + fit_path_left(status_.source, room, glyphs.unicode);
     buf.fill(0, h - 1, w, 1, U' ', {Color::none, Color::none, kReverse});
