@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Opening a long run (issue 37): a backlog made by `msmon simulate OUT --ranks R --steps S --params P --xy` (default
 # 64 x 400 x 64: 204,672 files, 4.3 GB), read once by `msmon ingest` and once by msmon-tui in a real terminal (tmux),
-# each on a store of its own, the two taking turns REPS times (default 3; medians reported, each run listed too).
+# each on a store of its own, the two taking turns REPS times (default 5; medians reported, each run listed too).
 # Prints one JSON document:
 #   ingest_s, ingest_peak_rss_mb          msmon ingest of the whole folder (wall time; peak RSS from wait4)
 #   tui_every_rank_newest_s               msmon-tui started → every rank's newest step in the store (each kind's
@@ -23,7 +23,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/msmon-backlog-bench-XXXXXX")
 sock="msmon-backlog-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 backlog=${BACKLOG:-$work/backlog}
-python3 - "$build" "$work" "$backlog" "$ranks" "$steps" "$params" "$sock" "${REPS:-3}" <<'PY'
+python3 - "$build" "$work" "$backlog" "$ranks" "$steps" "$params" "$sock" "${REPS:-5}" <<'PY'
 import json, os, re, sqlite3, statistics, subprocess, sys, time
 
 build, work, backlog, ranks, steps, params, sock, reps = sys.argv[1:9]
