@@ -16,7 +16,7 @@ bash bench/tui_live_bench.sh build 20
 bash bench/layout_scale_bench.sh build "${LAYOUT_RANKS:-4096}" "${LAYOUT_FILES_PER_RANK:-49}"
 bash bench/memory_bench.sh build "${MEMORY_RANKS:-2000}" "${MEMORY_FILES_PER_RANK:-100}"
 # Opening a long run (4.3 GB of CSVs under $TMPDIR unless BACKLOG names one made before; ~15 min: ingest and the
-# TUI three times each, REPS to change).
+# TUI five times each, REPS to change).
 bash bench/backlog_bench.sh build "${BACKLOG_RANKS:-64}" "${BACKLOG_STEPS:-400}" "${BACKLOG_PARAMS:-64}"
 if [ -x build-static-x86_64/msmon ]; then  # scripts/package.sh builds it
   bash bench/static_startup_bench.sh build build-static-x86_64 "${STARTUP_REPEATS:-21}"
