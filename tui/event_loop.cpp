@@ -418,6 +418,9 @@ int run_live(const LaunchOptions& o) {
                                  : session->engine().roots_missing() != 0
                                      ? "waiting for " + o.dir + " to appear"
                                      : "nothing yet in " + o.dir + ": waiting for the job's output";
+                    // The engine's own words for that wait ("'DIR' does not exist yet: waiting for it") are not
+                    // said a second time beside it.
+                    if (!st.waiting.empty() && session->engine().roots_missing() != 0) st.notice.clear();
                 } else {
                     st.watch = !o.store.empty() ? "clickhouse"
                                : o.store_only() ? "store, read only, not following"

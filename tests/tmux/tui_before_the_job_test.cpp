@@ -24,6 +24,9 @@ TEST(TuiBeforeTheJob, a_folder_that_appears_later_is_waited_for_said_and_then_sh
         [&](const std::string& s) { return s.find("waiting for " + job + " to appear") != std::string::npos; },
         TmuxSession::settle_limit());
     ASSERT_NE(screen.find("waiting for " + job + " to appear"), std::string::npos) << screen;
+    // Said once: not again by the engine's notice in the room left ("'/tmp/…/job' does not exist yet: …").
+    const std::string status = lines_of(screen).back();
+    EXPECT_EQ(status.find("'" + job.substr(0, 4)), std::string::npos) << screen;
     fs::create_directories(job);
     screen = t.screen_when(
         [&](const std::string& s) {
